@@ -1,0 +1,142 @@
+// Package inject turns faults described in user terms (timeout, error,
+// latency, panic, status) into pingcap/failpoint terms, switches them on and
+// off in a running service, finds the failpoints a service really has, and
+// gives marker bodies the helpers that carry a fault out and count its hits.
+package inject
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Action is what a fault does when its marker fires.
+type Action string
+
+// The actions a scenario can name.
+const (
+	// Timeout blocks the marked call until its context's deadline and then
+	// returns the context's error.
+	Timeout Action = "timeout"
+	// Error returns an error with the fault's value as its message.
+	Error Action = "error"
+	// Latency delays the marked call by the fault's value (a duration), then
+	// lets it go on normally.
+	Latency Action = "latency"
+	// Panic panics with the fault's value as its message.
+	Panic Action = "panic"
+	// Status makes the marked call answer with the HTTP status in the value.
+	Status Action = "status"
+	// Term sets the fault's value verbatim as a failpoint term.
+	Term Action = "term"
+)
+
+// Actions lists every action, in the order documentation shows them.
+var Actions = []Action{Timeout, Error, Latency, Panic, Status, Term}
+
+// Fault is one fault to switch on at a failpoint, in user terms.
+type Fault struct {
+	Action Action
+	// Value is the action's argument: the message for error and panic, the
+	// duration for latency, the status code for status, the raw term for term.
+	Value string
+	// Probability in (0,1] makes the marker fire only for that share of its
+	// evaluations; 0 means always.
+	Probability float64
+	// Count > 0 makes the marker fire at most that many times.
+	Count int
+}
+
+// The values marker bodies receive. Keeping them in one string makes every
+// action reachable through failpoint's return("...") term, so a marker body
+// always runs with a value it can read (a sleep term runs the body with nil).
+const (
+	valueTimeout = "timeout"
+	prefixError  = "error:"
+	prefixDelay  = "latency:"
+	prefixPanic  = "panic:"
+	prefixStatus = "status:"
+	// pointSep separates the failpoint path from the action in a value.
+	pointSep = "|"
+)
+
+// DefaultErrorMessage is the error text of an error fault without a value.
+const DefaultErrorMessage = "injected error"
+
+// Term returns the failpoint term that carries the fault out at the
+// failpoint with the full path point, e.g.
+// `25%3*return("example.com/svc/store/query|error:db down")`. The value
+// names the point so that Fire can count hits per failpoint.
+func (f Fault) Term(point string) (string, error) {
+	var body string
+	switch f.Action {
+	case Timeout:
+		if f.Value != "" {
+			return "", fmt.Errorf("action timeout takes no value (it waits for the caller's deadline); remove %q", f.Value)
+		}
+		body = valueTimeout
+	case Error:
+		msg := f.Value
+		if msg == "" {
+			msg = DefaultErrorMessage
+		}
+		body = prefixError + msg
+	case Latency:
+		if f.Value == "" {
+			return "", fmt.Errorf("action latency needs a value, a duration such as 200ms")
+		}
+		d, err := time.ParseDuration(f.Value)
+		if err != nil || d <= 0 {
+			return "", fmt.Errorf("latency value %q is not a positive duration such as 200ms", f.Value)
+		}
+		body = prefixDelay + d.String()
+	case Panic:
+		msg := f.Value
+		if msg == "" {
+			msg = "injected panic"
+		}
+		body = prefixPanic + msg
+	case Status:
+		code, err := strconv.Atoi(f.Value)
+		if err != nil || code < 100 || code > 599 {
+			return "", fmt.Errorf("status value %q is not an HTTP status code (100-599)", f.Value)
+		}
+		body = prefixStatus + strconv.Itoa(code)
+	case Term:
+		if strings.TrimSpace(f.Value) == "" {
+			return "", fmt.Errorf("action term needs a value, a failpoint term such as 50%%return(true)")
+		}
+		if f.Probability != 0 || f.Count != 0 {
+			return "", fmt.Errorf("action term takes its probability and count inside the term; remove probability/count")
+		}
+		return f.Value, nil
+	default:
+		return "", fmt.Errorf("unknown action %q", f.Action)
+	}
+	var b strings.Builder
+	if f.Probability != 0 {
+		if f.Probability < 0 || f.Probability > 1 || math.IsNaN(f.Probability) {
+			return "", fmt.Errorf("probability %v is outside 0..1", f.Probability)
+		}
+		if f.Probability < 1 {
+			b.WriteString(strconv.FormatFloat(f.Probability*100, 'f', -1, 64))
+			b.WriteString("%")
+		}
+	}
+	if f.Count < 0 {
+		return "", fmt.Errorf("count %d is negative", f.Count)
+	}
+	if f.Count > 0 {
+		b.WriteString(strconv.Itoa(f.Count))
+		b.WriteString("*")
+	}
+	if point != "" {
+		body = point + pointSep + body
+	}
+	b.WriteString("return(")
+	b.WriteString(strconv.Quote(body))
+	b.WriteString(")")
+	return b.String(), nil
+}

@@ -1,0 +1,135 @@
+package inject
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrInjected is the error every injected error wraps, so a service (and a
+// test) can tell an injected failure from a real one.
+var ErrInjected = errors.New("injected fault")
+
+// StatusError is returned by Fire for a status fault: the caller should
+// answer with Code.
+type StatusError struct{ Code int }
+
+func (e *StatusError) Error() string { return "injected status " + strconv.Itoa(e.Code) }
+
+// Unwrap makes a StatusError match ErrInjected.
+func (e *StatusError) Unwrap() error { return ErrInjected }
+
+type injectedError struct{ msg string }
+
+func (e *injectedError) Error() string { return e.msg }
+func (e *injectedError) Unwrap() error { return ErrInjected }
+
+// Fire carries out the fault a failpoint marker received and counts the hit.
+// Call it first thing in a marker body:
+//
+//	failpoint.Inject("productQuery", func(v failpoint.Value) {
+//		if err := inject.Fire(ctx, v); err != nil {
+//			failpoint.Return(Product{}, err)
+//		}
+//	})
+//
+// A nil error means "go on normally" (a latency fault after its delay, or a
+// term that carried no chaoskit value, such as sleep). Timeout waits for ctx
+// to end and returns its error; a ctx without deadline or cancellation would
+// wait for ever, so Fire then waits at most MaxTimeoutWait.
+func Fire(ctx context.Context, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		countHit(callerPackage())
+		if v == nil {
+			return nil
+		}
+		return &injectedError{msg: fmt.Sprintf("injected fault (value %v)", v)}
+	}
+	if point, body, found := strings.Cut(s, pointSep); found {
+		countHit(point)
+		s = body
+	} else {
+		countHit(callerPackage())
+	}
+	switch {
+	case s == valueTimeout:
+		wait := time.NewTimer(MaxTimeoutWait)
+		defer wait.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait.C:
+			return context.DeadlineExceeded
+		}
+	case strings.HasPrefix(s, prefixError):
+		return &injectedError{msg: strings.TrimPrefix(s, prefixError)}
+	case strings.HasPrefix(s, prefixDelay):
+		d, err := time.ParseDuration(strings.TrimPrefix(s, prefixDelay))
+		if err != nil {
+			return &injectedError{msg: "injected fault with bad latency " + s}
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	case strings.HasPrefix(s, prefixPanic):
+		panic(strings.TrimPrefix(s, prefixPanic))
+	case strings.HasPrefix(s, prefixStatus):
+		code, err := strconv.Atoi(strings.TrimPrefix(s, prefixStatus))
+		if err != nil {
+			return &injectedError{msg: "injected fault with bad status " + s}
+		}
+		return &StatusError{Code: code}
+	default:
+		return &injectedError{msg: s}
+	}
+}
+
+// MaxTimeoutWait bounds how long a timeout fault blocks a call whose context
+// never ends.
+var MaxTimeoutWait = 30 * time.Second
+
+// hits counts marker hits per failpoint path (or, for a value that names no
+// failpoint, per package import path); see Hits.
+var hits sync.Map // string -> *atomic.Int64
+
+func countHit(pkg string) {
+	c, ok := hits.Load(pkg)
+	if !ok {
+		c, _ = hits.LoadOrStore(pkg, new(atomic.Int64))
+	}
+	c.(*atomic.Int64).Add(1)
+}
+
+// callerPackage returns the import path of the package whose marker body
+// called Fire: Fire's caller is the rewritten marker, inlined in the
+// function that holds it.
+func callerPackage() string {
+	pc, _, _, ok := runtime.Caller(2)
+	if !ok {
+		return "unknown"
+	}
+	return packageOf(runtime.FuncForPC(pc).Name())
+}
+
+// packageOf extracts the import path from a function's full name, such as
+// "github.com/a/b/store.(*Store).Product.func1" -> "github.com/a/b/store".
+func packageOf(fn string) string {
+	slash := strings.LastIndex(fn, "/")
+	dot := strings.Index(fn[slash+1:], ".")
+	if dot < 0 {
+		return fn
+	}
+	return fn[:slash+1+dot]
+}

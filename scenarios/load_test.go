@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/inject"
+)
+
+var demoCatalog = Options{Catalog: func(Target) (*inject.Catalog, error) {
+	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite"), nil
+}}
+
+func TestLoadBundledWalkingSkeletonScenario(t *testing.T) {
+	sc, err := LoadFile("db-timeout-serves-cache.yaml", demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "db-timeout-serves-cache" || sc.Load.Rate != (Rate{200, time.Second}) || sc.Load.Timeout.D() != time.Second {
+		t.Errorf("decoded %+v", sc)
+	}
+	if sc.Target.Demo == nil || sc.Target.Demo.Args == nil || len(sc.Target.Demo.Args) != 0 {
+		t.Errorf("demo args = %#v, want an empty list", sc.Target.Demo)
+	}
+	f := sc.Phases[1].Faults[0]
+	if f.Path != "github.com/chaoskit/chaoskit/demo/store/productQuery" || f.Term != `return("github.com/chaoskit/chaoskit/demo/store/productQuery|timeout")` {
+		t.Errorf("fault resolved to %q term %q", f.Path, f.Term)
+	}
+	if c := sc.Contracts[0]; c.Settle.D() != 500*time.Millisecond || len(c.Expect) != 3 {
+		t.Errorf("contract %+v", c)
+	}
+	reqs, err := sc.Load.Expand()
+	if err != nil || len(reqs) != 50 || reqs[49].Target() != "GET /products/50" {
+		t.Errorf("expanded %d requests, last %v, err %v", len(reqs), reqs[len(reqs)-1], err)
+	}
+}
+
+func TestBundledScenariosLoad(t *testing.T) {
+	scs, err := Bundled(demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scs) == 0 {
+		t.Fatal("no bundled scenarios")
+	}
+}
+
+const good = `name: s
+target:
+  demo:
+    args: []
+load:
+  rate: 10/s
+  requests:
+    - path: /products/{1..3}
+phases:
+  - name: warmup
+    duration: 1s
+  - name: fault
+    duration: 2s
+    faults:
+      - point: productQuery
+        action: error
+contracts:
+  - name: c
+    phase: fault
+    expect:
+      - status == 200 for >= 99%
+`
+
+// TestErrors checks each kind of bad input gives file:line:col and a hint.
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+		want           string
+	}{
+		{"unknown field with hint", "    duration: 2s", "    durration: 2s", `s.yaml:13:5: unknown field "durration" (did you mean "duration"?)`},
+		{"type error", "  rate: 10/s", "  rate: [10]", `s.yaml:6:9: a rate must be a plain value (write it like 200/s or 12/100ms)`},
+		{"bad rate", "  rate: 10/s", "  rate: ten/s", `s.yaml:6:9: bad rate "ten/s": the count must be a positive integer`},
+		{"bad duration", "    duration: 1s", "    duration: 1", `s.yaml:11:15: bad duration "1" (add a unit: 1s or 1ms)`},
+		{"wrong scalar type", "    - path: /products/{1..3}", "    - path: /products/{1..3}\n      method: GET\n      headers: 3", `s.yaml:10:16: int was used where mapping is expected`},
+		{"yaml syntax", "name: s", "name: [s", `s.yaml:2:1:`},
+		{"duplicate phase", "  - name: fault", "  - name: warmup", `s.yaml:12:11: phase name "warmup" is used twice`},
+		{"unknown action", "action: error", "action: timout", `s.yaml:16:17: unknown fault action "timout" (did you mean "timeout"?)`},
+		{"unknown point", "point: productQuery", "point: productQuerry", `s.yaml:15:16: unknown failpoint "productQuerry" (did you mean "productQuery"?)`},
+		{"missing phase", "phase: fault", "phase: faults", `s.yaml:19:12: contract "c" names phase "faults", which the scenario does not have (did you mean "fault"?)`},
+		{"bad predicate column", "status == 200 for", `statsu == 200 for`, `s.yaml:21:9: unknown name statsu`},
+		{"type mismatch column", "status == 200 for", `status == "x" for`, `s.yaml:21:16: invalid operation`},
+		{"no quantifier", "status == 200 for >= 99%", "status == 200", `s.yaml:21:9: expectation "status == 200" has no quantifier`},
+		{"not loopback", "  demo:\n    args: []", "  url: http://10.1.2.3:8080", `s.yaml:3:8: "10.1.2.3" is not a loopback address`},
+		{"bad path template", "/products/{1..3}", "/products/{3..1}", `s.yaml:8:13: range {3..1} in path "/products/{3..1}" must go from low to high`},
+		{"bad probability", "action: error", "action: error\n        probability: 2", `s.yaml:17:22: probability 2 is outside 0..1`},
+		{"bad fault value", "action: error", "action: latency\n        value: soon", `s.yaml:17:16: latency value "soon" is not a positive duration`},
+		{"fault value", "action: error", "action: latency", `s.yaml:16:17: action latency needs a value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(good, tt.from, tt.to, 1)
+			if src == good {
+				t.Fatalf("replacement %q not applied", tt.from)
+			}
+			_, err := Parse("s.yaml", []byte(src), demoCatalog)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+			if !IsInvalid(err) {
+				t.Errorf("IsInvalid(%v) = false", err)
+			}
+		})
+	}
+}
+
+func TestGoodParses(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(good), demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Load.Timeout.D() != DefaultTimeout || sc.Load.Requests[0].Method != "GET" || sc.Target.Hits != inject.HitsPath {
+		t.Errorf("defaults not applied: %+v", sc.Load)
+	}
+}
+
+func TestAllErrorsReportedTogether(t *testing.T) {
+	src := strings.NewReplacer("action: error", "action: timout", "phase: fault", "phase: nope").Replace(good)
+	_, err := Parse("s.yaml", []byte(src), demoCatalog)
+	var l ErrorList
+	if !errors.As(err, &l) || len(l) != 2 || l[0].Line > l[1].Line {
+		t.Fatalf("err = %v, want two errors in line order", err)
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]Rate{"200/s": {200, time.Second}, "12/100ms": {12, 100 * time.Millisecond}, "50": {50, time.Second}, "3/m": {3, time.Minute}, "5/2s": {5, 2 * time.Second}} {
+		got, err := ParseRate(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0/s", "-1/s", "1/", "1/x", "1/-2s"} {
+		if _, err := ParseRate(in); err == nil {
+			t.Errorf("ParseRate(%q) accepted", in)
+		}
+	}
+}
+
+func TestExpandPath(t *testing.T) {
+	got, err := ExpandPath("/a/{1..2}/b/{7..8}")
+	if err != nil || strings.Join(got, " ") != "/a/1/b/7 /a/1/b/8 /a/2/b/7 /a/2/b/8" {
+		t.Errorf("got %v, %v", got, err)
+	}
+	if _, err := ExpandPath("/{1..100000}/{1..2}"); err == nil {
+		t.Error("oversized expansion accepted")
+	}
+}
+
+func TestLoadAllCollectsAndRejectsDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a.yaml", "b.yml"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := LoadAll([]string{dir}, demoCatalog)
+	if err == nil || !strings.Contains(err.Error(), `scenario name "s" is already used`) {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := LoadAll([]string{filepath.Join(dir, "missing.yaml")}, demoCatalog); err == nil || !IsInvalid(err) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := LoadAll([]string{t.TempDir()}, demoCatalog); err == nil || !strings.Contains(err.Error(), "holds no scenario files") {
+		t.Errorf("empty dir: %v", err)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for _, ok := range []string{"http://127.0.0.1:8080", "127.0.0.2:9", "http://[::1]:80/x", "localhost:80"} {
+		if err := CheckLoopback(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"http://10.0.0.1", "example.com:80", "http://0.0.0.0:80", "::::"} {
+		if err := CheckLoopback(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

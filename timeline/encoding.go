@@ -1,0 +1,132 @@
+package timeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// FileName is the name of the timeline file inside a run directory.
+const FileName = "timeline.jsonl"
+
+// record is one line of the on-disk form: exactly one field is set.
+type record struct {
+	Meta    *Meta    `json:"meta,omitempty"`
+	Request *Request `json:"request,omitempty"`
+	Event   *Event   `json:"event,omitempty"`
+}
+
+// Writer streams a timeline as JSON lines. Events are flushed at once;
+// requests are buffered and flushed with the next event or by Flush, so a
+// crash loses at most the requests since the last event. It is safe for
+// concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	buf *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+// NewWriter returns a Writer that writes to w.
+func NewWriter(w io.Writer) *Writer {
+	buf := bufio.NewWriterSize(w, 64<<10)
+	return &Writer{buf: buf, enc: json.NewEncoder(buf)}
+}
+
+func (w *Writer) write(r record, flush bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.enc.Encode(r); err != nil {
+		w.err = err
+		return err
+	}
+	if flush {
+		w.err = w.buf.Flush()
+	}
+	return w.err
+}
+
+// Meta writes the run's metadata; it comes first.
+func (w *Writer) Meta(m Meta) error { return w.write(record{Meta: &m}, true) }
+
+// Request records one request.
+func (w *Writer) Request(r *Request) error { return w.write(record{Request: r}, false) }
+
+// Event records one event and flushes everything recorded so far.
+func (w *Writer) Event(e Event) error { return w.write(record{Event: &e}, true) }
+
+// Flush writes out buffered requests.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.buf.Flush()
+	}
+	return w.err
+}
+
+// Read decodes a timeline written by a Writer. A last line cut short by a
+// crash is ignored; any other malformed line is an error naming its line.
+func Read(r io.Reader) (*Timeline, error) {
+	t := &Timeline{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	line := 0
+	var pending error
+	for sc.Scan() {
+		line++
+		if pending != nil {
+			return nil, pending
+		}
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			// Only tolerated if it is the very last line.
+			pending = fmt.Errorf("timeline line %d: %w", line, err)
+			continue
+		}
+		switch {
+		case rec.Meta != nil:
+			t.Meta = *rec.Meta
+		case rec.Request != nil:
+			t.Requests = append(t.Requests, *rec.Request)
+		case rec.Event != nil:
+			t.Events = append(t.Events, *rec.Event)
+			if rec.Event.Kind == RunEnd {
+				t.Complete = true
+			}
+		default:
+			return nil, fmt.Errorf("timeline line %d: empty record", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if t.Meta.Scenario == "" && len(t.Requests) == 0 && len(t.Events) == 0 {
+		return nil, errors.New("timeline is empty")
+	}
+	return t, nil
+}
+
+// ReadFile reads the timeline stored at path.
+func ReadFile(path string) (*Timeline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,181 @@
+// Package timeline holds the record of one chaoskit run: every request the
+// load generator sent, with what came back, and every event (phase
+// boundaries, faults switched on and off, samples of the target's state,
+// process events) on one clock.
+//
+// A timeline is plain data. The runner streams it to disk while the run goes
+// (see Writer), so a run that crashes keeps what it recorded; contracts and
+// reports read it back (see Read) and never talk to a service.
+package timeline
+
+import (
+	"net/http"
+	"time"
+)
+
+// Meta describes the run a timeline belongs to.
+type Meta struct {
+	// Scenario is the scenario's name; File the path it was loaded from.
+	Scenario string `json:"scenario"`
+	File     string `json:"file,omitempty"`
+	// Target says what was attacked, e.g. "demo" or a base URL.
+	Target string `json:"target,omitempty"`
+	// BaseURL is the address requests were sent to.
+	BaseURL string `json:"base_url,omitempty"`
+	// Control is the failpoint control endpoint faults were switched through.
+	Control string    `json:"control,omitempty"`
+	Start   time.Time `json:"start"`
+	// Tool is the chaoskit version that recorded the run.
+	Tool string `json:"tool,omitempty"`
+}
+
+// Request is one request the load generator sent and what came back.
+type Request struct {
+	Seq    uint64    `json:"seq"`
+	Phase  string    `json:"phase"`
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	// URL is the full request URL; Target the method and path as the
+	// scenario expanded them ("GET /products/7"), the key baselines use.
+	URL    string `json:"url"`
+	Target string `json:"target"`
+	// Status is the HTTP status, 0 when no response arrived (see Error).
+	Status  int           `json:"status"`
+	Latency time.Duration `json:"latency_ns"`
+	Error   string        `json:"error,omitempty"`
+	// Headers holds the response headers the run chose to keep, under their
+	// canonical names.
+	Headers map[string]string `json:"headers,omitempty"`
+	// BodySize is the size of the response body; BodyHash its SHA-256 in
+	// hex. Body is kept only when it is small (see MaxBody).
+	BodySize int    `json:"body_size"`
+	BodyHash string `json:"body_sha256,omitempty"`
+	Body     string `json:"body,omitempty"`
+	// Tags are labels given by the scenario's request spec.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// MaxBody is the largest response body a timeline keeps verbatim; larger ones
+// keep only their size and hash.
+const MaxBody = 16 << 10
+
+// Header returns the kept response header name, or "".
+func (r *Request) Header(name string) string {
+	return r.Headers[http.CanonicalHeaderKey(name)]
+}
+
+// End is when the response finished.
+func (r *Request) End() time.Time { return r.Time.Add(r.Latency) }
+
+// EventKind names what an Event records.
+type EventKind string
+
+// The kinds of events a run records.
+const (
+	PhaseStart EventKind = "phase_start"
+	PhaseEnd   EventKind = "phase_end"
+	// FaultOn and FaultOff record a fault switched through the control
+	// endpoint; Ack is how long the endpoint took to acknowledge.
+	FaultOn  EventKind = "fault_on"
+	FaultOff EventKind = "fault_off"
+	// FaultHits records how often a fault's marker fired while it was on.
+	FaultHits EventKind = "fault_hits"
+	// State is a sample of the target's state endpoint.
+	State EventKind = "state"
+	// Process records something the target process did (started, exited).
+	Process EventKind = "process"
+	// RunEnd closes the timeline of a run that finished (in any way).
+	RunEnd EventKind = "run_end"
+)
+
+// Event is one thing that happened during a run, other than a request.
+type Event struct {
+	Time  time.Time `json:"time"`
+	Kind  EventKind `json:"kind"`
+	Phase string    `json:"phase,omitempty"`
+	// Point is the full failpoint path, Term the failpoint term that was set.
+	Point string `json:"point,omitempty"`
+	Term  string `json:"term,omitempty"`
+	// Ack is the time from the phase boundary until the control endpoint
+	// acknowledged the change.
+	Ack time.Duration `json:"ack_ns,omitempty"`
+	// Hits counts marker hits (FaultHits).
+	Hits *int64 `json:"hits,omitempty"`
+	// Planned is the phase's planned duration (PhaseStart).
+	Planned time.Duration `json:"planned_ns,omitempty"`
+	// Data carries a state sample or process details.
+	Data map[string]any `json:"data,omitempty"`
+	// Message is a human sentence about the event.
+	Message string `json:"message,omitempty"`
+}
+
+// Phase is the span of one phase, derived from its start and end events.
+type Phase struct {
+	Name    string        `json:"name"`
+	Start   time.Time     `json:"start"`
+	End     time.Time     `json:"end"`
+	Planned time.Duration `json:"planned_ns"`
+}
+
+// Timeline is a whole run record.
+type Timeline struct {
+	Meta     Meta
+	Requests []Request
+	Events   []Event
+	// Complete is false when the record ends without a RunEnd event, as it
+	// does when the recording process was killed.
+	Complete bool
+}
+
+// Phases returns the phases in the order they ran, from the phase events. A
+// phase that started but never ended (an interrupted run) ends at its last
+// request or event.
+func (t *Timeline) Phases() []Phase {
+	var out []Phase
+	index := map[string]int{}
+	for _, e := range t.Events {
+		switch e.Kind {
+		case PhaseStart:
+			index[e.Phase] = len(out)
+			out = append(out, Phase{Name: e.Phase, Start: e.Time, Planned: e.Planned})
+		case PhaseEnd:
+			if i, ok := index[e.Phase]; ok {
+				out[i].End = e.Time
+			}
+		}
+	}
+	for i := range out {
+		if !out[i].End.IsZero() {
+			continue
+		}
+		end := out[i].Start
+		for _, r := range t.Requests {
+			if r.Phase == out[i].Name && r.End().After(end) {
+				end = r.End()
+			}
+		}
+		out[i].End = end
+	}
+	return out
+}
+
+// Phase returns the named phase.
+func (t *Timeline) Phase(name string) (Phase, bool) {
+	for _, p := range t.Phases() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Phase{}, false
+}
+
+// PhaseRequests returns the requests sent in the named phase, in send order.
+func (t *Timeline) PhaseRequests(name string) []Request {
+	var out []Request
+	for _, r := range t.Requests {
+		if r.Phase == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
