@@ -49,7 +49,16 @@ type Breaker struct {
 
 	period     atomic.Pointer[period] // the current state; replaced whole on every change
 	transition sync.Mutex             // serialises changes of state and their events
+
+	// probes counts probe calls running, whatever half-open period admitted
+	// them: a probe still running when its period ends keeps its slot until
+	// it returns, so a dependency that hangs never sees more than N probes.
+	probes atomic.Int32
 }
+
+// A permit's id is the generation that admitted it, shifted left, with
+// probeBit set for a half-open probe.
+const probeBit = 1
 
 // period is one stay in one state. A change of state installs a new period,
 // so counts never leak from one stay into the next, and a call admitted in
@@ -62,7 +71,6 @@ type period struct {
 	window Window      // Closed
 	rate   *rateWindow // Closed: window, when it is an ErrorRate's, called directly on the hot path
 
-	probes  atomic.Int32 // HalfOpen: probes running
 	passed  atomic.Int32 // HalfOpen: successful probes in a row
 	flunked atomic.Bool  // HalfOpen: a probe failed
 }
@@ -141,7 +149,7 @@ func (p *period) counts() Counts {
 func (b *Breaker) Allow(ctx context.Context) (breakerimpl.Permit, error) {
 	// The closed path is small enough to be inlined into callers.
 	if p := b.period.Load(); p.state == Closed && b.slowCall == 0 {
-		return breakerimpl.NewPermit(b, p.gen, 0), nil
+		return breakerimpl.NewPermit(b, p.gen<<1, 0), nil
 	}
 	return b.allow()
 }
@@ -155,39 +163,39 @@ func (b *Breaker) allow() (breakerimpl.Permit, error) {
 			if b.slowCall > 0 {
 				start = b.nanotime()
 			}
-			return breakerimpl.NewPermit(b, p.gen, start), nil
+			return breakerimpl.NewPermit(b, p.gen<<1, start), nil
 		case Open:
 			if b.nanotime() < p.until {
 				return breakerimpl.Permit{}, ErrOpen
 			}
 			b.change(p, HalfOpen, OpenElapsed)
 		default:
-			if !p.takeProbe(b.halfOpenProbes) {
+			if !b.takeProbe() {
 				return breakerimpl.Permit{}, ErrHalfOpenFull
 			}
 			if b.period.Load() != p {
 				// The half-open period ended while we joined it: give the
 				// slot back and look again.
-				p.probes.Add(-1)
+				b.probes.Add(-1)
 				continue
 			}
 			var start int64
 			if b.slowCall > 0 {
 				start = b.nanotime()
 			}
-			return breakerimpl.NewPermit(b, p.gen, start), nil
+			return breakerimpl.NewPermit(b, p.gen<<1|probeBit, start), nil
 		}
 	}
 }
 
-// takeProbe takes one of the n probe slots if one is free.
-func (p *period) takeProbe(n int32) bool {
+// takeProbe takes one of the N probe slots if one is free.
+func (b *Breaker) takeProbe() bool {
 	for {
-		running := p.probes.Load()
-		if running >= n {
+		running := b.probes.Load()
+		if running >= b.halfOpenProbes {
 			return false
 		}
-		if p.probes.CompareAndSwap(running, running+1) {
+		if b.probes.CompareAndSwap(running, running+1) {
 			return true
 		}
 	}
@@ -198,7 +206,7 @@ func (p *period) takeProbe(n int32) bool {
 // changed state while the call ran) is not counted.
 func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 	// The success of a closed ErrorRate breaker is small enough to inline.
-	if p := b.period.Load(); err == nil && b.slowCall == 0 && p.rate != nil && p.gen == pm.ID() {
+	if p := b.period.Load(); err == nil && b.slowCall == 0 && p.rate != nil && p.gen<<1 == pm.ID() {
 		p.rate.Success()
 		return
 	}
@@ -206,8 +214,11 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 }
 
 func (b *Breaker) done(pm breakerimpl.Permit, err error) {
+	if pm.ID()&probeBit != 0 {
+		b.probes.Add(-1)
+	}
 	p := b.period.Load()
-	if p.gen != pm.ID() {
+	if p.gen != pm.ID()>>1 {
 		return
 	}
 	o := b.outcome(pm, err)
@@ -222,7 +233,6 @@ func (b *Breaker) done(pm breakerimpl.Permit, err error) {
 			}
 		}
 	case HalfOpen:
-		p.probes.Add(-1)
 		switch o {
 		case breakerimpl.Success:
 			if p.passed.Add(1) >= b.halfOpenSuccesses {
@@ -303,7 +313,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 	finished = true
 	switch {
 	case err != nil || b.period.Load() != p:
-		b.Done(breakerimpl.NewPermit(b, p.gen, 0), err)
+		b.Done(breakerimpl.NewPermit(b, p.gen<<1, 0), err)
 	case p.rate != nil:
 		p.rate.Success()
 	default:
@@ -315,7 +325,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 // panicked records a call admitted in period p that panicked with r (nil
 // for runtime.Goexit) as a failure, and raises the panic again.
 func (b *Breaker) panicked(p *period, r any) {
-	b.Done(breakerimpl.NewPermit(b, p.gen, 0), breakerimpl.NewPanicError(r))
+	b.Done(breakerimpl.NewPermit(b, p.gen<<1, 0), breakerimpl.NewPanicError(r))
 	if r != nil { // runtime.Goexit goes on by itself
 		panic(r)
 	}
