@@ -3,6 +3,11 @@ module github.com/chaoskit/chaoskit
 go 1.26.8
 
 require (
+	github.com/hashicorp/golang-lru/v2 v2.0.7
+	go.uber.org/goleak v1.3.0
+)
+
+require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/c2h5oh/datasize v0.0.0-20231215233829-aa82cc1e6500 // indirect

@@ -1,0 +1,47 @@
+package breakerimpl_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+)
+
+type row struct {
+	ID   int
+	Name string
+}
+
+func readRow(context.Context) (row, error) { return row{ID: 1, Name: "one"}, nil }
+
+// BenchmarkPipelineSuccess is the success path of a read protected by an
+// error-rate breaker and a last-known-good cache: the breaker admits, the
+// call succeeds, the cache stores the value over the one it had.
+func BenchmarkPipelineSuccess(b *testing.B) {
+	p := breakerimpl.Pipeline[string, row]{
+		Breaker:  circuitbreaker.New(circuitbreaker.Settings{}),
+		Fallback: fallback.NewCache[string, row](fallback.CacheSettings{}),
+	}
+	ctx := context.Background()
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Execute(ctx, "row/1", readRow); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := p.Execute(ctx, "row/1", readRow); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
