@@ -1,0 +1,19 @@
+// Package demo is the service `make demo` attacks: a small shop backend on a
+// real SQLite database, built on breakerimpl, with failpoint markers where
+// its dependencies can fail and flags that break its resilience on purpose,
+// so every bundled contract can be shown to fail as well as pass.
+package demo
+
+// storePkg is the import path of the demo's store package.
+const storePkg = "github.com/chaoskit/chaoskit/demo/store"
+
+// Failpoints lists the full paths of every failpoint marker in the demo.
+// TestFailpointsMatchSource keeps it equal to what a scan of the source
+// finds, so chaoskit can resolve and check fault points of demo scenarios
+// without the source at hand.
+func Failpoints() []string {
+	return []string{
+		storePkg + "/buildProbe",
+		storePkg + "/productQuery",
+	}
+}

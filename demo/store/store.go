@@ -1,0 +1,139 @@
+// Package store is the demo service's data layer: products in a real SQLite
+// database (modernc.org/sqlite, pure Go), with failpoint markers where a
+// real database would fail.
+//
+// The markers live here, not in package main: a fault-injection build
+// rewrites the markers of every package main into one shared scratch folder.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pingcap/failpoint"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/chaoskit/chaoskit/inject"
+)
+
+// Product is one item of the shop.
+type Product struct {
+	ID         int    `json:"id"`
+	Name       string `json:"name"`
+	Category   string `json:"category"`
+	PriceCents int    `json:"price_cents"`
+	Stock      int    `json:"stock"`
+}
+
+// ErrNotFound is returned for a product that does not exist.
+var ErrNotFound = errors.New("product not found")
+
+// Store reads and writes the shop's database.
+type Store struct {
+	db   *sql.DB
+	path string
+	temp string // temporary directory to remove on Close, if any
+}
+
+// DefaultProducts is how many products a new database is seeded with.
+const DefaultProducts = 200
+
+// Open opens (creating and seeding if needed) the database at path; an
+// empty path means a fresh database in a temporary directory, removed on
+// Close.
+func Open(ctx context.Context, path string, products int) (*Store, error) {
+	s := &Store{path: path}
+	if path == "" {
+		dir, err := os.MkdirTemp("", "chaoskit-demo-")
+		if err != nil {
+			return nil, err
+		}
+		s.temp = dir
+		s.path = filepath.Join(dir, "shop.db")
+	}
+	db, err := sql.Open("sqlite", "file:"+s.path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		s.cleanup()
+		return nil, err
+	}
+	s.db = db
+	if err := s.migrate(ctx, products); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("prepare database %s: %w", s.path, err)
+	}
+	return s, nil
+}
+
+var categories = []string{"books", "garden", "kitchen", "music", "outdoor", "toys"}
+
+func (s *Store) migrate(ctx context.Context, products int) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS products (
+		id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL,
+		price_cents INTEGER NOT NULL, stock INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM products`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO products (id, name, category, price_cents, stock) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := 1; i <= products; i++ {
+		cat := categories[i%len(categories)]
+		if _, err := stmt.ExecContext(ctx, i, fmt.Sprintf("%s item %03d", cat, i), cat, 199+(i*7919)%9800, (i*31)%120); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database and removes a temporary one.
+func (s *Store) Close() error {
+	err := s.db.Close()
+	s.cleanup()
+	return err
+}
+
+func (s *Store) cleanup() {
+	if s.temp != "" {
+		os.RemoveAll(s.temp)
+	}
+}
+
+// Product reads one product. The productQuery failpoint stands for the
+// database failing: timeout, error or latency, as the fault says.
+func (s *Store) Product(ctx context.Context, id int) (Product, error) {
+	failpoint.Inject("productQuery", func(v failpoint.Value) {
+		if err := inject.Fire(ctx, v); err != nil {
+			failpoint.Return(Product{}, fmt.Errorf("product query: %w", err))
+		}
+	})
+	var p Product
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, category, price_cents, stock FROM products WHERE id = ?`, id).
+		Scan(&p.ID, &p.Name, &p.Category, &p.PriceCents, &p.Stock)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Product{}, ErrNotFound
+	}
+	if err != nil {
+		return Product{}, fmt.Errorf("product query: %w", err)
+	}
+	return p, nil
+}
