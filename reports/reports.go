@@ -1,0 +1,90 @@
+// Package reports renders the verdicts of a chaoskit invocation: a terminal
+// table and report.json. It renders and nothing else.
+package reports
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+)
+
+// SchemaVersion is the version of the report.json schema.
+const SchemaVersion = 1
+
+// Report is the summary of one invocation: every scenario it ran.
+type Report struct {
+	SchemaVersion int              `json:"schema_version"`
+	Verdict       contract.Outcome `json:"verdict"`
+	Started       time.Time        `json:"started"`
+	Duration      time.Duration    `json:"duration_ns"`
+	Scenarios     []ScenarioReport `json:"scenarios"`
+}
+
+// ScenarioReport is one scenario's outcome.
+type ScenarioReport struct {
+	Name    string           `json:"name"`
+	File    string           `json:"file"`
+	Verdict contract.Outcome `json:"verdict"`
+	// RunDir is the scenario's run directory, relative to the report.
+	RunDir string `json:"run_dir,omitempty"`
+	// Error is set when the scenario could not be judged (the run failed).
+	Error     string             `json:"error,omitempty"`
+	Contracts []contract.Verdict `json:"contracts"`
+}
+
+// New folds scenario reports into a Report.
+func New(started time.Time, scs []ScenarioReport) *Report {
+	r := &Report{SchemaVersion: SchemaVersion, Started: started, Duration: time.Since(started), Scenarios: scs}
+	r.Verdict = contract.Pass
+	if len(scs) == 0 {
+		r.Verdict = contract.Inconclusive
+	}
+	for _, s := range scs {
+		switch s.Verdict {
+		case contract.Fail:
+			r.Verdict = contract.Fail
+		case contract.Inconclusive:
+			if r.Verdict != contract.Fail {
+				r.Verdict = contract.Inconclusive
+			}
+		}
+	}
+	return r
+}
+
+// ScenarioVerdict folds a scenario's contract verdicts; a run error makes
+// it inconclusive.
+func ScenarioVerdict(vs []contract.Verdict, runErr error) contract.Outcome {
+	if runErr != nil {
+		if contract.Overall(vs) == contract.Fail {
+			return contract.Fail
+		}
+		return contract.Inconclusive
+	}
+	return contract.Overall(vs)
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteJSONFile writes dir/report.json.
+func WriteJSONFile(dir string, r *Report) (string, error) {
+	path := filepath.Join(dir, "report.json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := WriteJSON(f, r); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
