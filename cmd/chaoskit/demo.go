@@ -1,0 +1,43 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaoskit/chaoskit/demo"
+)
+
+func newDemoCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "The bundled demo service the bundled scenarios attack",
+	}
+	var cfg demo.Config
+	var verbose bool
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the demo shop service (SQLite, breaker, cache fallback)",
+		Long: `Serve runs the demo shop on a loopback address and prints "listening on ADDR".
+Start it with GO_FAILPOINTS_HTTP=127.0.0.1:PORT to switch its failpoints over
+HTTP. The --no-* flags break its resilience on purpose.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			return demo.Serve(cmd.Context(), cfg, cmd.OutOrStdout())
+		},
+	}
+	f := serve.Flags()
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
+	f.StringVar(&cfg.DB, "db", "", "SQLite database file to use (default: a temporary one)")
+	f.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
+	f.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: never serve from the cache")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log every degradation, not only failures")
+	cmd.AddCommand(serve)
+	return cmd
+}
