@@ -12,7 +12,7 @@ VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 
-.PHONY: all build demo test vet unit check-build clean
+.PHONY: all build demo test vet unit check-build clean fuzz
 
 all: build
 
@@ -56,3 +56,12 @@ test: vet check-build unit
 
 clean:
 	rm -rf $(BIN) out
+
+# Native Go fuzzing: every Fuzz* target of every package, FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done

@@ -91,18 +91,6 @@ type Fault struct {
 	Term string `yaml:"-"`
 }
 
-// Contract states what must hold in a window of the run.
-type Contract struct {
-	Name string `yaml:"name"`
-	// Phase is the window; Settle skips its first part.
-	Phase  string   `yaml:"phase"`
-	Settle Duration `yaml:"settle"`
-	// Expect holds the assertions, e.g. `status == 200 for >= 99%`.
-	Expect []string `yaml:"expect"`
-	// MinSamples is the fewest requests a verdict may rest on; default 50.
-	MinSamples int `yaml:"min_samples"`
-}
-
 // Duration is a time.Duration written as "500ms", "3s", "1m30s".
 type Duration time.Duration
 
