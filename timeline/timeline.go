@@ -27,6 +27,10 @@ type Meta struct {
 	Start   time.Time `json:"start"`
 	// Tool is the chaoskit version that recorded the run.
 	Tool string `json:"tool,omitempty"`
+	// Vars are the scenario's variable values, --var overrides applied;
+	// RateScale the --rate-scale factor (0 when not given).
+	Vars      map[string]string `json:"vars,omitempty"`
+	RateScale float64           `json:"rate_scale,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.
@@ -75,12 +79,15 @@ const (
 	PhaseStart EventKind = "phase_start"
 	PhaseEnd   EventKind = "phase_end"
 	// FaultOn and FaultOff record a fault switched through the control
-	// endpoint; Ack is how long the endpoint took to acknowledge.
+	// endpoint; Ack is the time from the moment the fault was due (a phase
+	// boundary, or the fault's after/for offset) until the endpoint
+	// acknowledged it.
 	FaultOn  EventKind = "fault_on"
 	FaultOff EventKind = "fault_off"
 	// FaultHits records how often a fault's marker fired while it was on.
 	FaultHits EventKind = "fault_hits"
-	// State is a sample of the target's state endpoint.
+	// State is a sample of the target's state endpoint: Data is the JSON
+	// document it served (Message, with no Data, when sampling failed).
 	State EventKind = "state"
 	// Process records something the target process did (started, exited).
 	Process EventKind = "process"
