@@ -54,8 +54,9 @@ func progressLine(phase string, elapsed, total time.Duration, st statsSnapshot, 
 	if elapsed > 0 {
 		rate = float64(st.n) / elapsed.Seconds()
 	}
-	line := fmt.Sprintf("  %-20s %5.1fs/%-5.1fs %6.0f req/s  ok %5.1f%%  fallback %5.1f%%  error %5.1f%%",
-		phase, elapsed.Seconds(), total.Seconds(), rate, share(st.ok, st.n), share(st.fallback, st.n), share(st.failed, st.n))
+	clock := fmt.Sprintf("%.1fs/%.1fs", elapsed.Seconds(), total.Seconds())
+	line := fmt.Sprintf("  %-20s %-12s %6.0f req/s  ok %5.1f%%  fallback %5.1f%%  error %5.1f%%",
+		phase, clock, rate, share(st.ok, st.n), share(st.fallback, st.n), share(st.failed, st.n))
 	if breakers != "" {
 		line += "  " + breakers
 	}

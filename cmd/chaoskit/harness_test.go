@@ -401,8 +401,8 @@ func serveFixture(t *testing.T, args ...string) (base, control string) {
 
 // urlScenario attacks an already running fixture at base, switching faults
 // through control.
-func urlScenario(base, control string, phase time.Duration) string {
-	return fmt.Sprintf(`name: running-fixture
+func urlScenario(base, control string, phase time.Duration, extraFaults ...string) string {
+	sc := fmt.Sprintf(`name: running-fixture
 target:
   url: %s
   failpoints: %s
@@ -427,6 +427,10 @@ contracts:
     expect:
       - status == 200 for >= 99%%
 `, base, control, phase)
+	for _, f := range extraFaults {
+		sc = strings.Replace(sc, "        action: error\n", "        action: error\n"+f, 1)
+	}
+	return sc
 }
 
 func activeFaults(t *testing.T, control string) map[string]string {
@@ -549,6 +553,17 @@ func TestSIGINTInEveryPhase(t *testing.T) {
 	}
 }
 
+func TestKill9LeavesNoOrphan(t *testing.T) {
+	bin := chaoskitBin(t)
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cmd, _ := startChaoskit(t, bin, fixtureScenarioFile(t, dir), out, "fixture-falls-back", phaseStarted("store-down"))
+	cmd.Process.Kill()
+	cmd.Wait()
+	assertNoOrphans(t, readTimeline(t, filepath.Join(out, "fixture-falls-back")))
+}
+
 func TestKill9ThenRollback(t *testing.T) {
 	bin := chaoskitBin(t)
 	t.Parallel()
@@ -594,9 +609,9 @@ func TestKill9ThenRollback(t *testing.T) {
 }
 
 // controlProxy stands between chaoskit and the fixture's real control
-// endpoint; refusePut makes it answer every PUT 400 as the endpoint does a
-// term it cannot parse.
-func controlProxy(t *testing.T, control string, refusePut bool) (addr string, stop func()) {
+// endpoint; it answers 400, as the endpoint does a term it cannot parse,
+// to the PUTs refuse picks.
+func controlProxy(t *testing.T, control string, refuse func(*http.Request) bool) (addr string, stop func()) {
 	t.Helper()
 	u, _ := url.Parse(control)
 	rp := httputil.NewSingleHostReverseProxy(u)
@@ -605,7 +620,7 @@ func controlProxy(t *testing.T, control string, refusePut bool) (addr string, st
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if refusePut && r.Method == http.MethodPut {
+		if refuse != nil && r.Method == http.MethodPut && refuse(r) {
 			http.Error(w, "failed to set failpoint "+strings.TrimPrefix(r.URL.Path, "/"), http.StatusBadRequest)
 			return
 		}
@@ -655,16 +670,17 @@ phases:
 		scenario func(t *testing.T) (text string, control string)
 		during   func(t *testing.T, out string)
 		want     check
+		after    func(t *testing.T, runDir string)
 	}{
 		{"target binary missing", func(t *testing.T) (string, string) {
 			return commandScenario(`[./no-such-server, --listen, "127.0.0.1:{port}"]`, ""), ""
-		}, nil, check{3, []string{"no-such-server does not exist", "chaoskit build -o"}}},
+		}, nil, check{3, []string{"no-such-server does not exist", "chaoskit build -o"}}, nil},
 		{"target exits before ready", func(t *testing.T) (string, string) {
 			return commandScenario(fmt.Sprintf(`[%s, --listen, "127.0.0.1:{port}", --exit-before-ready]`, fix), ""), ""
-		}, nil, check{3, []string{"the target exited before it was ready", "exit status 1", "configuration error", "target.stderr"}}},
+		}, nil, check{3, []string{"the target exited before it was ready", "exit status 1", "configuration error", "target.stderr"}}, nil},
 		{"readiness timeout", func(t *testing.T) (string, string) {
 			return commandScenario(fmt.Sprintf(`[%s, --listen, "127.0.0.1:{port}"]`, fix), "  ready: {path: /nope, timeout: 700ms}"), ""
-		}, nil, check{3, []string{"not ready within 700ms", "404 Not Found, want 200", "check target.ready"}}},
+		}, nil, check{3, []string{"not ready within 700ms", "404 Not Found, want 200", "check target.ready"}}, nil},
 		{"port in use", func(t *testing.T) (string, string) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -673,23 +689,31 @@ phases:
 			t.Cleanup(func() { ln.Close() })
 			addr := ln.Addr().String()
 			return strings.Replace(commandScenario(fmt.Sprintf(`[%s, --listen, "%s"]`, fix, addr), ""), "http://127.0.0.1:{port}", "http://"+addr, 1), ""
-		}, nil, check{3, []string{"is already in use by another process", "write {port}"}}},
+		}, nil, check{3, []string{"is already in use by another process", "write {port}"}}, nil},
 		{"control endpoint refuses a term", func(t *testing.T) (string, string) {
+			// The endpoint takes the first fault and refuses the second:
+			// the first must be rolled back.
 			base, control := serveFixture(t)
-			proxy, _ := controlProxy(t, control, true)
-			return urlScenario(base, proxy, 500*time.Millisecond), control
-		}, nil, check{3, []string{"the control endpoint refused a fault", "400", "failed to set failpoint"}}},
+			proxy, _ := controlProxy(t, control, func(r *http.Request) bool { return strings.HasSuffix(r.URL.Path, "/buildProbe") })
+			return urlScenario(base, proxy, 500*time.Millisecond, "      - point: buildProbe\n        action: term\n        value: return(true)\n"), control
+		}, nil, check{3, []string{"the control endpoint refused a fault", "400", "failed to set failpoint"}}, nil},
 		{"control endpoint unreachable mid-run", func(t *testing.T) (string, string) {
 			base, control := serveFixture(t)
-			proxy, stop := controlProxy(t, control, false)
+			proxy, stop := controlProxy(t, control, nil)
 			proxyStop = stop
 			return urlScenario(base, proxy, 700*time.Millisecond), control
 		}, func(t *testing.T, out string) {
 			proxyStop()
-		}, check{3, []string{"is unreachable", "GO_FAILPOINTS_HTTP"}}},
+		}, check{3, []string{"is unreachable", "GO_FAILPOINTS_HTTP"}}, nil},
 		{"target crashes mid-run", func(t *testing.T) (string, string) {
 			return strings.Replace(commandScenario(fmt.Sprintf(`[%s, --listen, "127.0.0.1:{port}"]`, fix), ""), "action: error", "action: panic", 1), ""
-		}, nil, check{3, []string{"the target exited during phase only", "exit status 2", "allow_exit"}}},
+		}, nil, check{3, []string{"the target exited during phase only", "exit status 2", "allow_exit"}}, func(t *testing.T, runDir string) {
+			// The crash stops the phase at once, not when its second is up.
+			ph, ok := readTimeline(t, runDir).Phase("only")
+			if !ok || ph.End.Sub(ph.Start) > 600*time.Millisecond {
+				t.Errorf("phase ran %v after the target crashed", ph.End.Sub(ph.Start))
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -728,6 +752,9 @@ phases:
 				if act := activeFaults(t, control); len(act) != 0 {
 					t.Errorf("faults left enabled: %v", act)
 				}
+			}
+			if tt.after != nil {
+				tt.after(t, filepath.Join(out, "harness"))
 			}
 		})
 	}
