@@ -86,15 +86,42 @@ func (rt retry) do(ctx context.Context, op func(context.Context) error) error {
 
 // faults tracks what the run switched on; it is safe for concurrent use.
 type faults struct {
-	mu      sync.Mutex
-	run     *run
-	on      map[string]bool
-	rec     faultRecord
-	pending string // this run's file in the pending index, if any
+	mu  sync.Mutex
+	run *run
+	// on holds the failpoints switched on (or being switched on) and not
+	// yet confirmed off; expected those the running phase may switch on.
+	// The record lists both.
+	on       map[string]bool
+	expected map[string]bool
+	rec      faultRecord
+	pending  string // this run's file in the pending index, if any
+}
+
+// expect records, before a phase starts, every failpoint the phase may
+// switch on, so that the record is on disk before any of them is enabled
+// and writing it costs the acknowledgement times nothing. Rollback only
+// disables what the endpoint lists as on, so recording early is harmless.
+func (fs *faults) expect(list []scenarios.Fault) error {
+	if len(list) == 0 {
+		return nil
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.expected == nil {
+		fs.expected = map[string]bool{}
+	}
+	for _, f := range list {
+		fs.expected[f.Path] = true
+	}
+	if err := fs.saveLocked(); err != nil {
+		return infra("cannot record the faults about to be enabled", "check that the run directory is writable", err)
+	}
+	return nil
 }
 
 // enable switches the faults on at once, in parallel, each acknowledged
-// against planned: the moment it was due.
+// against planned: the moment it was due. They must have been recorded
+// with expect.
 func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, list []scenarios.Fault) error {
 	if len(list) == 0 {
 		return nil
@@ -102,16 +129,21 @@ func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, l
 	r := fs.run
 	fs.mu.Lock()
 	for _, f := range list {
+		if !fs.expected[f.Path] {
+			fs.mu.Unlock()
+			panic("runner: fault " + f.Path + " enabled without being recorded first")
+		}
 		fs.on[f.Path] = true
 		fs.rec.Enabled = append(fs.rec.Enabled, enabledFault{Phase: phase, Point: f.Path, Term: f.Term, At: planned})
 	}
-	err := fs.saveLocked()
 	fs.mu.Unlock()
-	if err != nil {
-		return infra("cannot record the faults about to be enabled", "check that the run directory is writable", err)
-	}
 	errs := make([]error, len(list))
 	var wg sync.WaitGroup
+	defer func() {
+		fs.mu.Lock()
+		_ = fs.saveLocked()
+		fs.mu.Unlock()
+	}()
 	for i, f := range list {
 		wg.Add(1)
 		go func() {
@@ -171,6 +203,16 @@ func (fs *faults) disable(ctx context.Context, phase string, planned time.Time, 
 	return errors.Join(errs...)
 }
 
+// phaseOver drops the expectations of a phase that has ended.
+func (fs *faults) phaseOver() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.expected) > 0 {
+		fs.expected = nil
+		_ = fs.saveLocked()
+	}
+}
+
 // forget drops a failpoint that went away with its service.
 func (fs *faults) forget(path string) {
 	fs.mu.Lock()
@@ -202,6 +244,7 @@ func (fs *faults) rollback() error {
 	if on := fs.stillOn(); len(on) > 0 {
 		err = fs.disable(context.Background(), "", time.Now(), on, "rolled back")
 	}
+	fs.phaseOver()
 	if err == nil && fs.pending != "" {
 		_ = os.Remove(fs.pending)
 	}
@@ -217,6 +260,11 @@ func (fs *faults) saveLocked() error {
 	fs.rec.Points = fs.rec.Points[:0]
 	for p := range fs.on {
 		fs.rec.Points = append(fs.rec.Points, p)
+	}
+	for p := range fs.expected {
+		if !fs.on[p] {
+			fs.rec.Points = append(fs.rec.Points, p)
+		}
 	}
 	sort.Strings(fs.rec.Points)
 	if err := writeJSON(filepath.Join(r.dir, FaultRecord), fs.rec); err != nil {

@@ -70,6 +70,9 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 		ph.readHits(ctx, nil)
 	}
 	steps := schedule(p)
+	if err := r.faults.expect(p.Faults); err != nil {
+		return err
+	}
 	r.phase.Store(p.Name)
 	ph.boundary = time.Now()
 	r.event(timeline.Event{Time: ph.boundary, Kind: timeline.PhaseStart, Phase: p.Name, Planned: p.Duration.D(),
@@ -173,6 +176,9 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 			offErr = r.faults.disable(ctx, p.Name, end, paths(still), "")
 			ph.readHits(ctx, still)
 		}
+	}
+	if offErr == nil {
+		r.faults.phaseOver()
 	}
 	st := ph.stats.snapshot()
 	r.summary.addPhase(p, load, ph.boundary, end, st)

@@ -222,6 +222,9 @@ func TestFaultsSurviveALostEndpoint(t *testing.T) {
 	const point = "example.com/svc/store/q"
 	fault := scenarios.Fault{Path: point, Term: `return("x")`}
 	drops.Store(2)
+	if err := r.faults.expect([]scenarios.Fault{fault}); err != nil {
+		t.Fatal(err)
+	}
 	due := time.Now()
 	if err := r.faults.enable(context.Background(), "p", due, []scenarios.Fault{fault}); err != nil {
 		t.Fatalf("enable through two dropped connections: %v", err)
@@ -270,7 +273,11 @@ func TestRollbackPendingOnlyWhatIsOn(t *testing.T) {
 	srv, _ := flakyEndpoint(t)
 	r := testRun(t, srv.URL)
 	const a, b = "example.com/svc/store/a", "example.com/svc/store/b"
-	if err := r.faults.enable(context.Background(), "p", time.Now(), []scenarios.Fault{{Path: a, Term: "return(1)"}, {Path: b, Term: "return(2)"}}); err != nil {
+	list := []scenarios.Fault{{Path: a, Term: "return(1)"}, {Path: b, Term: "return(2)"}}
+	if err := r.faults.expect(list); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.faults.enable(context.Background(), "p", time.Now(), list); err != nil {
 		t.Fatal(err)
 	}
 	// The run is "killed": nothing rolls back. b is switched off by hand.
