@@ -51,8 +51,14 @@ func fixtureBin(t *testing.T) string {
 	fixtureOnce.Do(func() {
 		root := repoRoot(t)
 		fixturePath = filepath.Join(root, ".cache", "e2e", "fixture")
-		cmd := exec.Command(bin, "build", "-C", filepath.Join(root, "testdata", "fixture"), "-o", fixturePath,
-			"--cache", filepath.Join(root, ".cache", "faultbuild"), "./cmd/fixture")
+		args := []string{"build", "-C", filepath.Join(root, "testdata", "fixture"), "-o", fixturePath,
+			"--cache", filepath.Join(root, ".cache", "faultbuild"), "./cmd/fixture"}
+		// make test passes the failpoint-toolexec it built from go.mod's
+		// tool line; otherwise chaoskit installs the pinned one itself.
+		if te := os.Getenv("CHAOSKIT_TOOLEXEC"); te != "" {
+			args = append(args, "--toolexec", te)
+		}
+		cmd := exec.Command(bin, args...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			fixtureErr = fmt.Errorf("chaoskit build of the fixture: %v\n%s", err, out)
