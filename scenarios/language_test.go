@@ -48,6 +48,7 @@ func TestLanguageErrors(t *testing.T) {
 		{"command without url", "  demo:\n    args: []", "  command: {argv: [./svc]}", `target.command needs a url`},
 		{"command not loopback", "  demo:\n    args: []", "  command: {argv: [./svc]}\n  url: http://10.0.0.1:{port}", `"10.0.0.1" is not a loopback address`},
 		{"demo with failpoints", "    args: []", "    args: []\n  failpoints: 127.0.0.1:9", `the demo target takes no failpoints address`},
+		{"faults without an endpoint", "  demo:\n    args: []", "  url: http://127.0.0.1:8080\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]", `s.yaml:15:7: phase "fault" switches faults but the target has no failpoint control endpoint (add target.failpoints`},
 		{"ready status", "    args: []", "    args: []\n  ready: {status: 42}", `readiness status 42 is not an HTTP status`},
 		{"state path", "    args: []", "    args: []\n  state: {path: state}", `state path "state" is not a path`},
 		{"override workers", "    duration: 1s\n", "    duration: 1s\n    load: {workers: 900}\n", `s.yaml:12:11: workers 900 and max_workers 500`},

@@ -343,6 +343,15 @@ func (v *validator) validate() {
 		}
 		v.validateFaults(at, p)
 	}
+	t := sc.Target
+	if t.Command == nil && t.Demo == nil && t.URL != "" && t.Failpoints == "" {
+		for i, p := range sc.Phases {
+			if len(p.Faults) > 0 {
+				v.errorf(fmt.Sprintf("$.phases[%d].faults", i), "add target.failpoints: the address the service was given in GO_FAILPOINTS_HTTP", "phase %q switches faults but the target has no failpoint control endpoint", p.Name)
+				break
+			}
+		}
+	}
 	for i := range sc.Contracts {
 		v.validateContract(i, phases)
 	}
