@@ -352,7 +352,14 @@ func sharePlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
 }
 
 func breakerPlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
-	p := newPanel("breaker state", "", ser.End)
+	title := "breaker state"
+	for _, band := range ser.Breakers {
+		if band.From != "state samples" {
+			title += " (read from the " + band.From + ")"
+			break
+		}
+	}
+	p := newPanel(title, "", ser.End)
 	p.X.Label.Text = "seconds since the first phase started"
 	n := len(ser.Breakers)
 	p.Y.Min, p.Y.Max = 0, float64(n)
@@ -361,11 +368,7 @@ func breakerPlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
 	for i, band := range ser.Breakers {
 		y0 := float64(n-1-i) + 0.15
 		y1 := y0 + 0.7
-		name := band.Name
-		if band.From != "state samples" {
-			name += " (" + band.From + ")"
-		}
-		ticks = append(ticks, plot.Tick{Value: (y0 + y1) / 2, Label: name})
+		ticks = append(ticks, plot.Tick{Value: (y0 + y1) / 2, Label: band.Name})
 		for _, sp := range band.Spans {
 			poly, err := plotter.NewPolygon(plotter.XYs{{X: sec(sp.From), Y: y0}, {X: sec(sp.To), Y: y0}, {X: sec(sp.To), Y: y1}, {X: sec(sp.From), Y: y1}})
 			if err != nil {

@@ -92,7 +92,7 @@ func TestChartBreakerBandFromHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(svg, "breaker (response header)") {
+	if !strings.Contains(svg, "breaker state (read from the response header)") {
 		t.Error("the band does not say it comes from response headers")
 	}
 }

@@ -15,12 +15,12 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
-	"github.com/chaoskit/chaoskit/timeline"
 )
 
 type runFlags struct {
 	reportDir string
 	bundled   bool
+	formats   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -33,8 +33,11 @@ and runs each: start the target, drive load phase by phase with the phase's
 faults on, then judge the contracts. Every fault is switched off again on
 every way out, Ctrl-C included.
 
-Writes DIR/report.json and one run directory per scenario below DIR.`,
+Writes one run directory per scenario below DIR, and the reports --format
+names: the table to the terminal, report.json, junit.xml, report.md and
+report.html to DIR.`,
 		Example: `  chaoskit run scenarios/ --report-dir out
+  chaoskit run scenarios/ --format table,json,junit,markdown,html
   chaoskit run --bundled`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f)
@@ -42,6 +45,7 @@ Writes DIR/report.json and one run directory per scenario below DIR.`,
 	}
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "out", "directory for report.json and the run directories")
 	cmd.Flags().BoolVar(&f.bundled, "bundled", false, "run the scenarios embedded in chaoskit (they target the demo service)")
+	cmd.Flags().StringVar(&f.formats, "format", formatsFlagDefault, formatsFlagUsage)
 	return cmd
 }
 
@@ -59,6 +63,10 @@ func loadScenarios(args []string, bundled bool) ([]*scenarios.Scenario, error) {
 }
 
 func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags) error {
+	formats, err := reports.ParseFormats(f.formats)
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
 	scs, err := loadScenarios(args, f.bundled)
 	if err != nil {
 		return err
@@ -79,7 +87,7 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 		res, err := runner.Run(ctx, sc, runner.Options{Self: self, Dir: dir, Log: out, Tool: version})
 		rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: sc.Name}
 		if res != nil {
-			rep.Contracts = judge(sc, res.Timeline)
+			judge(&rep, sc, res.Timeline)
 		}
 		if err != nil {
 			rep.Error = err.Error()
@@ -93,14 +101,9 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 	}
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
-	if err := reports.WriteTable(out, rep, reports.TableOptions{Color: colorOK(out)}); err != nil {
+	if err := writeReports(out, f.reportDir, rep, formats); err != nil {
 		return err
 	}
-	path, err := reports.WriteJSONFile(f.reportDir, rep)
-	if err != nil {
-		return &runner.InfraError{Msg: "cannot write report.json", Err: err}
-	}
-	fmt.Fprintf(out, "report: %s\n", path)
 	if runErr != nil {
 		return runErr
 	}
@@ -108,21 +111,6 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 		return &exitError{code: exitFail, err: errContractsFailed}
 	}
 	return nil
-}
-
-// judge evaluates a scenario's contracts over a recorded timeline. The
-// contracts compiled at load time, so an error here cannot happen.
-func judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
-	var out []contract.Verdict
-	for _, c := range sc.Contracts {
-		cc, err := contract.Compile(c.Spec())
-		if err != nil {
-			out = append(out, contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()})
-			continue
-		}
-		out = append(out, cc.Evaluate(tl))
-	}
-	return out
 }
 
 // colorOK says whether to paint output: only on a terminal, never with
