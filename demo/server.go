@@ -9,12 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
 )
@@ -30,8 +31,19 @@ type Config struct {
 	Products int
 	// DBTimeout bounds each database call; default 100ms.
 	DBTimeout time.Duration
-	// NoFallback never serves from the cache (a deliberately broken variant).
+	// MaxStaleness is the oldest cache copy served; default 30s.
+	MaxStaleness time.Duration
+
+	// Broken variants, one flag each, used to prove contracts fail.
+
+	// NoFallback never serves from the cache.
 	NoFallback bool
+	// NoBreaker calls the database even while it keeps failing.
+	NoBreaker bool
+	// FallbackEmpty answers 200 with an empty body when a fallback serves.
+	FallbackEmpty bool
+	// AckBeforeCommit acknowledges an order before it is committed.
+	AckBeforeCommit bool
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 }
@@ -46,11 +58,22 @@ const (
 
 // Server is the demo service.
 type Server struct {
-	cfg      Config
-	store    *store.Store
-	breaker  *circuitbreaker.Breaker
-	products breakerimpl.Pipeline[int, store.Product]
-	log      *slog.Logger
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+
+	// Product reads: breaker + last-known-good cache.
+	dbBreaker *circuitbreaker.Breaker
+	cache     *cache.LastKnownGood[int, store.Product]
+	products  breakerimpl.Pipeline[int, store.Product]
+
+	// Order writes: a breaker of their own and no fallback.
+	ordersBreaker *circuitbreaker.Breaker
+	orderGuard    breakerimpl.Guard
+	// pending counts acknowledged orders still being written (only with
+	// AckBeforeCommit).
+	pending      sync.WaitGroup
+	pendingCount atomic.Int64
 }
 
 // New opens the database and builds the service.
@@ -68,68 +91,50 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxStaleness <= 0 {
+		cfg.MaxStaleness = 30 * time.Second
+	}
 	s := &Server{cfg: cfg, store: st, log: cfg.Log}
-	s.breaker = circuitbreaker.New(circuitbreaker.Settings{
+	s.dbBreaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "db",
 		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 5},
 		OpenDuration: time.Second,
 	})
+	s.ordersBreaker = circuitbreaker.New(circuitbreaker.Settings{
+		Name:         "orders-db",
+		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 3},
+		OpenDuration: time.Second,
+	})
+	s.cache = cache.New[int, store.Product]("cache", 4096, cfg.MaxStaleness)
 	s.products = breakerimpl.Pipeline[int, store.Product]{
-		Breaker:    s.breaker,
 		FallbackOn: func(err error) bool { return !errors.Is(err, store.ErrNotFound) },
 	}
+	if !cfg.NoBreaker {
+		s.products.Breaker = s.dbBreaker
+		s.orderGuard = s.ordersBreaker
+	}
 	if !cfg.NoFallback {
-		s.products.Fallback = fallback.NewCache[int, store.Product](fallback.CacheSettings{Name: "cache", MaxEntries: 4096})
+		s.products.Fallback = s.cache
 	}
 	return s, nil
 }
 
-// Close releases the database.
-func (s *Server) Close() error { return s.store.Close() }
+// Close waits for writes in flight and releases the database.
+func (s *Server) Close() error {
+	s.pending.Wait()
+	return s.store.Close()
+}
 
 // Handler returns the service's routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /products/{id}", s.product)
+	mux.HandleFunc("POST /orders", s.createOrder)
+	mux.HandleFunc("GET /orders/{id}", s.order)
+	mux.HandleFunc("GET "+StatePath, s.state)
 	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))
 	return mux
-}
-
-func (s *Server) product(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.Atoi(r.PathValue("id"))
-	if err != nil || id <= 0 {
-		http.Error(w, "product id must be a positive integer", http.StatusBadRequest)
-		return
-	}
-	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
-		defer cancel()
-		return s.store.Product(ctx, id)
-	})
-	h := w.Header()
-	h.Set(HeaderBreaker, s.breaker.State().String())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		h.Set(HeaderSource, "db")
-		http.Error(w, "no such product", http.StatusNotFound)
-		return
-	case err != nil:
-		h.Set(HeaderSource, "none")
-		h.Set(HeaderReason, res.Reason.String())
-		s.log.Warn("product unavailable", "id", id, "reason", res.Reason.String(), "err", err)
-		http.Error(w, "product temporarily unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	if res.Source == breakerimpl.SourcePrimary {
-		h.Set(HeaderSource, "db")
-	} else {
-		h.Set(HeaderSource, res.Source)
-		h.Set(HeaderReason, res.Reason.String())
-		h.Set(HeaderAge, strconv.FormatInt(res.Age.Milliseconds(), 10))
-		s.log.Info("product served from fallback", "id", id, "source", res.Source, "reason", res.Reason.String(), "age", res.Age)
-	}
-	writeJSON(w, res.Value)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -80,6 +80,9 @@ func (s *Store) migrate(ctx context.Context, products int) error {
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM products`).Scan(&n); err != nil {
 		return err
 	}
+	if err := s.migrateOrders(ctx); err != nil {
+		return err
+	}
 	if n > 0 {
 		return nil
 	}
