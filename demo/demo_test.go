@@ -183,3 +183,40 @@ func TestAckBeforeCommitLosesWrites(t *testing.T) {
 		t.Fatalf("the broken variant should acknowledge: %d", lost.Code)
 	}
 }
+
+func TestMetrics(t *testing.T) {
+	s, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	get(t, h, "/products/1")
+	body := get(t, h, "/metrics").Body.String()
+	for _, want := range []string{`chaoskit_demo_requests_total{code="200",route="product",source="db"} 1`, `chaoskit_demo_breaker_open{breaker="db"} 0`, `chaoskit_demo_cache_entries 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestPlantedBugStaleAfterRecovery(t *testing.T) {
+	if _, err := New(context.Background(), Config{Bug: "nope"}); err == nil || !strings.Contains(err.Error(), "stale-after-recovery") {
+		t.Fatalf("unknown bug: %v", err)
+	}
+	for _, bug := range []string{"", "stale-after-recovery"} {
+		s, err := New(context.Background(), Config{Bug: bug})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		get(t, h, "/products/17")
+		s.degraded.Store(true) // a fallback has served once
+		src := get(t, h, "/products/17").Header().Get(HeaderSource)
+		other := get(t, h, "/products/18").Header().Get(HeaderSource)
+		if want := map[string]string{"": "db", "stale-after-recovery": "cache"}[bug]; src != want || other != "db" {
+			t.Errorf("bug %q: /products/17 from %s, /products/18 from %s", bug, src, other)
+		}
+		s.Close()
+	}
+}

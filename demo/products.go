@@ -21,6 +21,15 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		return s.store.Product(ctx, id)
 	})
+	if err == nil && res.Source != breakerimpl.SourcePrimary {
+		s.degraded.Store(true)
+	}
+	if err == nil && res.Source == breakerimpl.SourcePrimary && s.cfg.Bug == "stale-after-recovery" && id%10 == 7 && s.degraded.Load() {
+		// Planted bug: this key family never leaves the cache again.
+		if v, age, ok := s.cache.Peek(id); ok {
+			res = breakerimpl.Result[store.Product]{Value: v, Source: "cache", Reason: breakerimpl.ReasonError, Age: age}
+		}
+	}
 	h := w.Header()
 	h.Set(HeaderBreaker, s.dbBreaker.State().String())
 	switch {

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +47,8 @@ type Config struct {
 	FallbackEmpty bool
 	// AckBeforeCommit acknowledges an order before it is committed.
 	AckBeforeCommit bool
+	// Bug plants a named bug for fuzzing to find; see Bugs.
+	Bug string
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 }
@@ -55,6 +60,12 @@ const (
 	HeaderAge     = "X-Chaoskit-Age"     // age of a served cache copy, in ms
 	HeaderReason  = "X-Chaoskit-Reason"  // why the primary did not serve
 )
+
+// Bugs are the bugs the demo can plant (Config.Bug), for fault-schedule
+// fuzzing to find.
+var Bugs = map[string]string{
+	"stale-after-recovery": "after a database fault clears, products whose id ends in 7 keep being served from the cache",
+}
 
 // Server is the demo service.
 type Server struct {
@@ -74,6 +85,8 @@ type Server struct {
 	// AckBeforeCommit).
 	pending      sync.WaitGroup
 	pendingCount atomic.Int64
+	// degraded is set once a fallback has served (for the planted bug).
+	degraded atomic.Bool
 }
 
 // New opens the database and builds the service.
@@ -90,6 +103,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	st, err := store.Open(ctx, cfg.DB, cfg.Products)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Bug != "" && Bugs[cfg.Bug] == "" {
+		st.Close()
+		return nil, fmt.Errorf("unknown --bug %q (known: %s)", cfg.Bug, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))
 	}
 	if cfg.MaxStaleness <= 0 {
 		cfg.MaxStaleness = 30 * time.Second
@@ -129,9 +146,11 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.HandleFunc("GET /products/{id}", s.product)
-	mux.HandleFunc("POST /orders", s.createOrder)
-	mux.HandleFunc("GET /orders/{id}", s.order)
+	m := newMetrics(s)
+	mux.HandleFunc("GET /products/{id}", m.instrument("product", s.product))
+	mux.HandleFunc("POST /orders", m.instrument("create-order", s.createOrder))
+	mux.HandleFunc("GET /orders/{id}", m.instrument("order", s.order))
+	mux.Handle("GET /metrics", m.handler())
 	mux.HandleFunc("GET "+StatePath, s.state)
 	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))
 	return mux

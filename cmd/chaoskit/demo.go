@@ -41,6 +41,7 @@ HTTP. The --no-* flags break its resilience on purpose.`,
 	f.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
 	f.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
 	f.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
+	f.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find (stale-after-recovery)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every degradation, not only failures")
 	cmd.AddCommand(serve)
 	return cmd
