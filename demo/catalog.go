@@ -6,8 +6,9 @@ package demo
 
 // Import paths of the demo packages that hold failpoint markers.
 const (
-	storePkg = "github.com/chaoskit/chaoskit/demo/store"
-	cachePkg = "github.com/chaoskit/chaoskit/demo/cache"
+	storePkg     = "github.com/chaoskit/chaoskit/demo/store"
+	cachePkg     = "github.com/chaoskit/chaoskit/demo/cache"
+	recommendPkg = "github.com/chaoskit/chaoskit/demo/recommend"
 )
 
 // Failpoints lists the full paths of every failpoint marker in the demo.
@@ -17,6 +18,7 @@ const (
 func Failpoints() []string {
 	return []string{
 		cachePkg + "/cacheGet",
+		recommendPkg + "/recommendationsCall",
 		storePkg + "/buildProbe",
 		storePkg + "/orderWrite",
 		storePkg + "/productQuery",
