@@ -6,6 +6,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/demo/cache"
+	"github.com/chaoskit/chaoskit/demo/store"
 )
 
 // StatePath is where the demo serves its State; chaoskit samples it during a
@@ -18,7 +19,9 @@ const StatePath = "/debug/chaoskit/state"
 type State struct {
 	Breakers map[string]BreakerState `json:"breakers"`
 	Cache    cache.Stats             `json:"cache"`
-	Orders   OrdersState             `json:"orders"`
+	// DB counts the calls that reached the database.
+	DB     store.Calls `json:"db"`
+	Orders OrdersState `json:"orders"`
 }
 
 // BreakerState is one breaker's state and counts.
@@ -55,6 +58,7 @@ func (s *Server) State() State {
 			"orders-db": breakerState(s.ordersBreaker),
 		},
 		Cache: s.cache.Stats(),
+		DB:    s.store.Calls(),
 	}
 }
 

@@ -49,6 +49,7 @@ func NewOrderID() string {
 // the same idempotency key already exists (that order is returned). The
 // orderWrite failpoint stands for the database failing the write.
 func (s *Store) CreateOrder(ctx context.Context, o Order) (_ Order, created bool, err error) {
+	s.orderWrites.Add(1)
 	failpoint.Inject("orderWrite", func(v failpoint.Value) {
 		if err := inject.Fire(ctx, v); err != nil {
 			failpoint.Return(Order{}, false, fmt.Errorf("order write: %w", err))
