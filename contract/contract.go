@@ -131,7 +131,7 @@ type CheckResult struct {
 	// Samples requests (or state samples, or writes) were judged; Matched
 	// of them satisfied a quantified predicate.
 	Samples int `json:"samples"`
-	Matched int `json:"matched,omitempty"`
+	Matched int `json:"matched"`
 	// Margin is how far the measurement is on the good side of its
 	// threshold, in percent (negative when failing).
 	Margin float64 `json:"-"`

@@ -1,9 +1,14 @@
 package scenarios
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/chaoskit/chaoskit/contract"
 )
@@ -145,5 +150,51 @@ func TestWrite(t *testing.T) {
 	loc := Write{Read: "GET {header.location}"}
 	if _, p, err := loc.ReadTarget(map[string]string{"Location": "/orders/9"}, ""); err != nil || p != "/orders/9" {
 		t.Errorf("header placeholder: %s %v", p, err)
+	}
+}
+
+// TestDocsExamplesCompile keeps docs/contracts.md honest: every expectation
+// in its YAML examples compiles, and every scenario fragment decodes.
+func TestDocsExamplesCompile(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "contracts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	if len(blocks) < 7 {
+		t.Fatalf("found %d YAML examples", len(blocks))
+	}
+	n := 0
+	var walk func(v any, underExpect bool)
+	walk = func(v any, underExpect bool) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				walk(x, k == "expect")
+			}
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok && underExpect {
+					n++
+					if _, err := contract.Compile(contract.Spec{Name: "doc", Expect: []string{s}}); err != nil {
+						t.Errorf("docs/contracts.md: %q: %v", s, err)
+					}
+					continue
+				}
+				walk(x, underExpect)
+			}
+		}
+	}
+	for _, b := range blocks {
+		var v any
+		if err := yaml.Unmarshal([]byte(b[1]), &v); err != nil {
+			t.Errorf("docs/contracts.md: example does not decode: %v\n%s", err, b[1])
+			continue
+		}
+		_, isList := v.([]any)
+		walk(v, isList)
+	}
+	if n < 20 {
+		t.Errorf("checked only %d expectations", n)
 	}
 }
