@@ -33,7 +33,8 @@ type ScenarioReport struct {
 	Name    string           `json:"name"`
 	File    string           `json:"file"`
 	Verdict contract.Outcome `json:"verdict"`
-	// RunDir is the scenario's run directory, relative to the report.
+	// RunDir is the scenario's run directory, relative to the report
+	// directory when it lies below it, else absolute.
 	RunDir string `json:"run_dir,omitempty"`
 	// Error is set when the scenario could not be judged (the run failed).
 	Error     string             `json:"error,omitempty"`

@@ -51,6 +51,13 @@ func TestTable(t *testing.T) {
 	if !strings.HasSuffix(out, Summary(fixtureReport(t))+"\n") {
 		t.Error("the summary is not the last line")
 	}
+	abs := fixtureReport(t)
+	abs.Scenarios[0].RunDir = filepath.Join(t.TempDir(), "elsewhere")
+	buf.Reset()
+	_ = WriteTable(&buf, abs, TableOptions{Dir: "out"})
+	if !strings.Contains(buf.String(), "run dir: "+abs.Scenarios[0].RunDir+"\n") {
+		t.Errorf("an absolute run dir was not kept:\n%s", buf.String())
+	}
 	buf.Reset()
 	_ = WriteTable(&buf, fixtureReport(t), TableOptions{Color: true})
 	if !strings.Contains(buf.String(), "\x1b[31mfail\x1b[0m") || !strings.Contains(buf.String(), "\x1b[32mpass\x1b[0m") {

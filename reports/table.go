@@ -68,7 +68,11 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 		}
 	}
 	for _, s := range r.Scenarios {
-		if s.RunDir != "" {
+		switch {
+		case s.RunDir == "":
+		case filepath.IsAbs(s.RunDir):
+			fmt.Fprintf(w, "run dir: %s\n", s.RunDir)
+		default:
 			fmt.Fprintf(w, "run dir: %s\n", filepath.Join(opts.Dir, s.RunDir))
 		}
 	}

@@ -89,11 +89,7 @@ func reportRuns(out io.Writer, root string, f reportFlags) error {
 			return err
 		}
 		fmt.Fprintf(out, "%s (%s, judged with %s)\n", sc.Name, run, from)
-		rel, err := filepath.Rel(dir, run)
-		if err != nil {
-			rel = run
-		}
-		rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: rel}
+		rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDirFrom(dir, run)}
 		judge(&rep, sc, tl)
 		runErr := recordedError(tl)
 		if runErr != nil {
@@ -150,6 +146,20 @@ func findRuns(root string) ([]string, error) {
 	}
 	sort.Strings(runs)
 	return runs, nil
+}
+
+// runDirFrom names run as seen from the report directory: relative when
+// it lies below it, else absolute.
+func runDirFrom(dir, run string) string {
+	absDir, err1 := filepath.Abs(dir)
+	absRun, err2 := filepath.Abs(run)
+	if err1 != nil || err2 != nil {
+		return run
+	}
+	if rel, err := filepath.Rel(absDir, absRun); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return absRun
 }
 
 // rereadScenario loads the scenario to judge a run with, and says where it

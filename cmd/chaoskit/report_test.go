@@ -113,7 +113,7 @@ func TestReportRejudgesSavedRuns(t *testing.T) {
 		t.Fatalf("report = %+v", rep)
 	}
 	for _, want := range []string{"saved (" + filepath.Join(root, "a") + ", judged with " + filepath.Join(root, "a", "scenario.yaml") + ")",
-		"run dir: " + filepath.Join(root, "nested", "b"), "report: " + filepath.Join(root, "report.json")} {
+		"run dir: " + filepath.Join(root, "nested", "b") + "\n", "report: " + filepath.Join(root, "report.json")} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -297,5 +297,19 @@ func TestWriteIntegrityAgainstTheDemo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRunDirFrom(t *testing.T) {
+	root := t.TempDir()
+	for _, tt := range []struct{ dir, run, want string }{
+		{root, filepath.Join(root, "a", "b"), filepath.Join("a", "b")},
+		{filepath.Join(root, "a"), filepath.Join(root, "a"), "."},
+		{filepath.Join(root, "x"), filepath.Join(root, "a"), filepath.Join(root, "a")},
+		{filepath.Join(root, "a"), filepath.Join(root, "a..b"), filepath.Join(root, "a..b")},
+	} {
+		if got := runDirFrom(tt.dir, tt.run); got != tt.want {
+			t.Errorf("runDirFrom(%s, %s) = %s, want %s", tt.dir, tt.run, got, tt.want)
+		}
 	}
 }
