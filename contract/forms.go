@@ -35,7 +35,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, lost_writes == 0`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, lost_writes == 0`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -105,6 +105,10 @@ func compileForm(src string) (check, error) {
 		m := breakerForm.FindStringSubmatch(s)
 		d, err := durationArg(src, m[3])
 		return &breakerCheck{src: src, name: m[1], opens: m[2] == "opens", want: d, wantText: m[3]}, err
+	case increaseForm.MatchString(s):
+		return compileIncrease(src, increaseForm.FindStringSubmatch(s))
+	case neverForm.MatchString(s):
+		return &neverOpensCheck{src: src, name: neverForm.FindStringSubmatch(s)[1]}, nil
 	case writesForm.MatchString(s):
 		m := writesForm.FindStringSubmatch(s)
 		n, err := numberArg(src, m[2])
