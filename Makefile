@@ -41,7 +41,8 @@ vet:
 	$(GO) vet ./...
 
 unit: build
-	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 ./...
+	@mkdir -p $(CURDIR)/out/test-artifacts
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts ./...
 
 # Proves normal and fault-injection builds never swap objects: a plain build
 # made right after the fault-injection one has inert markers, and a

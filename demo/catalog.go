@@ -4,8 +4,12 @@
 // so every bundled contract can be shown to fail as well as pass.
 package demo
 
-// storePkg is the import path of the demo's store package.
-const storePkg = "github.com/chaoskit/chaoskit/demo/store"
+// Import paths of the demo packages that hold failpoint markers.
+const (
+	storePkg     = "github.com/chaoskit/chaoskit/demo/store"
+	cachePkg     = "github.com/chaoskit/chaoskit/demo/cache"
+	recommendPkg = "github.com/chaoskit/chaoskit/demo/recommend"
+)
 
 // Failpoints lists the full paths of every failpoint marker in the demo.
 // TestFailpointsMatchSource keeps it equal to what a scan of the source
@@ -13,7 +17,10 @@ const storePkg = "github.com/chaoskit/chaoskit/demo/store"
 // without the source at hand.
 func Failpoints() []string {
 	return []string{
+		cachePkg + "/cacheGet",
+		recommendPkg + "/recommendationsCall",
 		storePkg + "/buildProbe",
+		storePkg + "/orderWrite",
 		storePkg + "/productQuery",
 	}
 }

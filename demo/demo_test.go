@@ -3,9 +3,11 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/chaoskit/chaoskit/demo/store"
@@ -67,7 +69,7 @@ func TestProductsFromDBThenCache(t *testing.T) {
 			t.Errorf("never-read product with no DB: %d %v", rec.Code, rec.Header())
 		}
 		// Enough failures open the breaker.
-		for i := 0; i < 10; i++ {
+		for i := 0; i < 30; i++ {
 			get(t, h, "/products/9")
 		}
 		if st := get(t, h, "/products/7").Header().Get(HeaderBreaker); st != "open" {
@@ -97,5 +99,124 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 	err := Serve(context.Background(), Config{Listen: "0.0.0.0:0"}, nil)
 	if err == nil {
 		t.Fatal("listening on all interfaces was accepted")
+	}
+}
+
+func post(t *testing.T, h http.Handler, path, key, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestOrders(t *testing.T) {
+	s, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	rec := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`)
+	if rec.Code != 201 || rec.Header().Get("Location") == "" {
+		t.Fatalf("create: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	var o store.Order
+	if err := json.Unmarshal(rec.Body.Bytes(), &o); err != nil || o.ProductID != 3 || o.Quantity != 2 || o.IdempotencyKey != "k1" {
+		t.Fatalf("created %+v %v", o, err)
+	}
+	if got := get(t, h, rec.Header().Get("Location")); got.Code != 200 || got.Body.String() != rec.Body.String() {
+		t.Errorf("read back: %d %q, want %q", got.Code, got.Body, rec.Body)
+	}
+	// The same key again is the same order, not a new one.
+	again := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`)
+	if again.Code != 200 || again.Body.String() != rec.Body.String() {
+		t.Errorf("repeat: %d %s", again.Code, again.Body)
+	}
+	if c := post(t, h, "/orders", "k1", `{"product_id": 4, "quantity": 2}`).Code; c != 409 {
+		t.Errorf("reused key for another order: %d", c)
+	}
+	if c := post(t, h, "/orders", "k2", `{"product_id": 99999, "quantity": 1}`).Code; c != 422 {
+		t.Errorf("unknown product: %d", c)
+	}
+	if c := post(t, h, "/orders", "k3", `{"product_id": 1}`).Code; c != 400 {
+		t.Errorf("no quantity: %d", c)
+	}
+	if c := get(t, h, "/orders/o-nothing").Code; c != 404 {
+		t.Errorf("unknown order: %d", c)
+	}
+	if st := s.State(); st.Orders.Committed != 1 || st.Breakers["orders-db"].State != "closed" {
+		t.Errorf("state %+v", st)
+	}
+
+	// The database fails: writes are refused fast with Retry-After, and
+	// after a few failures the breaker refuses them without trying.
+	s.Close()
+	for i := 0; i < 5; i++ {
+		rec := post(t, h, "/orders", fmt.Sprintf("f%d", i), `{"product_id": 3, "quantity": 1}`)
+		if rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("write with the DB down: %d %v", rec.Code, rec.Header())
+		}
+	}
+	if st := s.State().Breakers["orders-db"].State; st != "open" {
+		t.Errorf("orders breaker = %s, want open", st)
+	}
+}
+
+func TestAckBeforeCommitLosesWrites(t *testing.T) {
+	s, err := New(context.Background(), Config{AckBeforeCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	ok := post(t, h, "/orders", "a", `{"product_id": 3, "quantity": 1}`)
+	s.pending.Wait()
+	if ok.Code != 201 || get(t, h, ok.Header().Get("Location")).Code != 200 {
+		t.Fatalf("healthy write: %d", ok.Code)
+	}
+	s.Close() // the database goes away
+	lost := post(t, h, "/orders", "b", `{"product_id": 3, "quantity": 1}`)
+	s.pending.Wait()
+	if lost.Code != 201 {
+		t.Fatalf("the broken variant should acknowledge: %d", lost.Code)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	s, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	get(t, h, "/products/1")
+	body := get(t, h, "/metrics").Body.String()
+	for _, want := range []string{`chaoskit_demo_requests_total{code="200",route="product",source="db"} 1`, `chaoskit_demo_breaker_open{breaker="db"} 0`, `chaoskit_demo_cache_entries 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestPlantedBugStaleAfterRecovery(t *testing.T) {
+	if _, err := New(context.Background(), Config{Bug: "nope"}); err == nil || !strings.Contains(err.Error(), "stale-after-recovery") {
+		t.Fatalf("unknown bug: %v", err)
+	}
+	for _, bug := range []string{"", "stale-after-recovery"} {
+		s, err := New(context.Background(), Config{Bug: bug})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		get(t, h, "/products/17")
+		s.degraded.Store(true) // a fallback has served once
+		src := get(t, h, "/products/17").Header().Get(HeaderSource)
+		other := get(t, h, "/products/18").Header().Get(HeaderSource)
+		if want := map[string]string{"": "db", "stale-after-recovery": "cache"}[bug]; src != want || other != "db" {
+			t.Errorf("bug %q: /products/17 from %s, /products/18 from %s", bug, src, other)
+		}
+		s.Close()
 	}
 }

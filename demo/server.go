@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
-	"strconv"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
 )
@@ -30,8 +34,21 @@ type Config struct {
 	Products int
 	// DBTimeout bounds each database call; default 100ms.
 	DBTimeout time.Duration
-	// NoFallback never serves from the cache (a deliberately broken variant).
+	// MaxStaleness is the oldest cache copy served; default 30s.
+	MaxStaleness time.Duration
+
+	// Broken variants, one flag each, used to prove contracts fail.
+
+	// NoFallback never serves from the cache.
 	NoFallback bool
+	// NoBreaker calls the database even while it keeps failing.
+	NoBreaker bool
+	// FallbackEmpty answers 200 with an empty body when a fallback serves.
+	FallbackEmpty bool
+	// AckBeforeCommit acknowledges an order before it is committed.
+	AckBeforeCommit bool
+	// Bug plants a named bug for fuzzing to find; see Bugs.
+	Bug string
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 }
@@ -44,13 +61,32 @@ const (
 	HeaderReason  = "X-Chaoskit-Reason"  // why the primary did not serve
 )
 
+// Bugs are the bugs the demo can plant (Config.Bug), for fault-schedule
+// fuzzing to find.
+var Bugs = map[string]string{
+	"stale-after-recovery": "after a database fault clears, products whose id ends in 7 keep being served from the cache",
+}
+
 // Server is the demo service.
 type Server struct {
-	cfg      Config
-	store    *store.Store
-	breaker  *circuitbreaker.Breaker
-	products breakerimpl.Pipeline[int, store.Product]
-	log      *slog.Logger
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+
+	// Product reads: breaker + last-known-good cache.
+	dbBreaker *circuitbreaker.Breaker
+	cache     *cache.LastKnownGood[int, store.Product]
+	products  breakerimpl.Pipeline[int, store.Product]
+
+	// Order writes: a breaker of their own and no fallback.
+	ordersBreaker *circuitbreaker.Breaker
+	orderGuard    breakerimpl.Guard
+	// pending counts acknowledged orders still being written (only with
+	// AckBeforeCommit).
+	pending      sync.WaitGroup
+	pendingCount atomic.Int64
+	// degraded is set once a fallback has served (for the planted bug).
+	degraded atomic.Bool
 }
 
 // New opens the database and builds the service.
@@ -68,68 +104,60 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Bug != "" && Bugs[cfg.Bug] == "" {
+		st.Close()
+		return nil, fmt.Errorf("unknown --bug %q (known: %s)", cfg.Bug, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))
+	}
+	if cfg.MaxStaleness <= 0 {
+		cfg.MaxStaleness = 30 * time.Second
+	}
 	s := &Server{cfg: cfg, store: st, log: cfg.Log}
-	s.breaker = circuitbreaker.New(circuitbreaker.Settings{
+	// Product reads trip on the error rate (hystrix style): a database that
+	// fails half the reads over the last second, with at least 20 reads, is
+	// given a second's rest; one that fails now and then is not. A short
+	// window lets the breaker react within a second of a fault.
+	s.dbBreaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "db",
-		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 5},
+		Rule:         circuitbreaker.ErrorRate{Window: time.Second, Buckets: 10, MinRequests: 20, Percent: 50},
 		OpenDuration: time.Second,
 	})
+	s.ordersBreaker = circuitbreaker.New(circuitbreaker.Settings{
+		Name:         "orders-db",
+		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 3},
+		OpenDuration: time.Second,
+	})
+	s.cache = cache.New[int, store.Product]("cache", 4096, cfg.MaxStaleness)
 	s.products = breakerimpl.Pipeline[int, store.Product]{
-		Breaker:    s.breaker,
 		FallbackOn: func(err error) bool { return !errors.Is(err, store.ErrNotFound) },
 	}
+	if !cfg.NoBreaker {
+		s.products.Breaker = s.dbBreaker
+		s.orderGuard = s.ordersBreaker
+	}
 	if !cfg.NoFallback {
-		s.products.Fallback = fallback.NewCache[int, store.Product](fallback.CacheSettings{Name: "cache", MaxEntries: 4096})
+		s.products.Fallback = s.cache
 	}
 	return s, nil
 }
 
-// Close releases the database.
-func (s *Server) Close() error { return s.store.Close() }
+// Close waits for writes in flight and releases the database.
+func (s *Server) Close() error {
+	s.pending.Wait()
+	return s.store.Close()
+}
 
 // Handler returns the service's routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.HandleFunc("GET /products/{id}", s.product)
+	m := newMetrics(s)
+	mux.HandleFunc("GET /products/{id}", m.instrument("product", s.product))
+	mux.HandleFunc("POST /orders", m.instrument("create-order", s.createOrder))
+	mux.HandleFunc("GET /orders/{id}", m.instrument("order", s.order))
+	mux.Handle("GET /metrics", m.handler())
+	mux.HandleFunc("GET "+StatePath, s.state)
 	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))
 	return mux
-}
-
-func (s *Server) product(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.Atoi(r.PathValue("id"))
-	if err != nil || id <= 0 {
-		http.Error(w, "product id must be a positive integer", http.StatusBadRequest)
-		return
-	}
-	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
-		defer cancel()
-		return s.store.Product(ctx, id)
-	})
-	h := w.Header()
-	h.Set(HeaderBreaker, s.breaker.State().String())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		h.Set(HeaderSource, "db")
-		http.Error(w, "no such product", http.StatusNotFound)
-		return
-	case err != nil:
-		h.Set(HeaderSource, "none")
-		h.Set(HeaderReason, res.Reason.String())
-		s.log.Warn("product unavailable", "id", id, "reason", res.Reason.String(), "err", err)
-		http.Error(w, "product temporarily unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	if res.Source == breakerimpl.SourcePrimary {
-		h.Set(HeaderSource, "db")
-	} else {
-		h.Set(HeaderSource, res.Source)
-		h.Set(HeaderReason, res.Reason.String())
-		h.Set(HeaderAge, strconv.FormatInt(res.Age.Milliseconds(), 10))
-		s.log.Info("product served from fallback", "id", id, "source", res.Source, "reason", res.Reason.String(), "age", res.Age)
-	}
-	writeJSON(w, res.Value)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

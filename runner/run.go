@@ -216,6 +216,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if err := r.phases(ctx); err != nil {
 		return res, interrupted(ctx, err)
 	}
+	if err := r.readBack(ctx); err != nil {
+		return res, interrupted(ctx, err)
+	}
 	return res, nil
 }
 

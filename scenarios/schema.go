@@ -23,6 +23,10 @@ type Scenario struct {
 	Load      Load              `yaml:"load"`
 	Phases    []Phase           `yaml:"phases"`
 	Contracts []Contract        `yaml:"contracts"`
+	// Classify sorts requests into classes for the contracts; Writes says
+	// which requests are writes and how to read them back.
+	Classify *Classify `yaml:"classify"`
+	Writes   []Write   `yaml:"writes"`
 
 	// File is where the scenario was loaded from (not part of the YAML).
 	File string `yaml:"-"`

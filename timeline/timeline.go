@@ -93,6 +93,10 @@ const (
 	Process EventKind = "process"
 	// RunEnd closes the timeline of a run that finished (in any way).
 	RunEnd EventKind = "run_end"
+	// ReadBack records reading back one acknowledged write after the last
+	// phase, with every fault off; ReadBackDone follows the last of them.
+	ReadBack     EventKind = "read_back"
+	ReadBackDone EventKind = "read_back_done"
 )
 
 // Event is one thing that happened during a run, other than a request.
@@ -114,6 +118,26 @@ type Event struct {
 	Data map[string]any `json:"data,omitempty"`
 	// Message is a human sentence about the event.
 	Message string `json:"message,omitempty"`
+	// Read is the result of a ReadBack.
+	Read *ReadBackResult `json:"read,omitempty"`
+}
+
+// ReadBackResult is the read-back of one acknowledged write.
+type ReadBackResult struct {
+	// Write is the Seq of the write request it reads back.
+	Write uint64 `json:"write_seq"`
+	// Target is the read request, e.g. "GET /orders/42".
+	Target  string        `json:"target"`
+	Status  int           `json:"status"`
+	Latency time.Duration `json:"latency_ns"`
+	Error   string        `json:"error,omitempty"`
+	// Body is the response body when it is at most MaxBody long.
+	Body     string `json:"body,omitempty"`
+	BodySize int    `json:"body_size"`
+	// Compare names the JSON fields that must be equal in the write's
+	// acknowledgement and the read; empty means every field of the
+	// acknowledgement.
+	Compare []string `json:"compare,omitempty"`
 }
 
 // Phase is the span of one phase, derived from its start and end events.

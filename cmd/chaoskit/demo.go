@@ -36,7 +36,12 @@ HTTP. The --no-* flags break its resilience on purpose.`,
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
 	f.StringVar(&cfg.DB, "db", "", "SQLite database file to use (default: a temporary one)")
 	f.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
+	f.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
 	f.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: never serve from the cache")
+	f.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
+	f.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
+	f.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
+	f.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find (stale-after-recovery)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log every degradation, not only failures")
 	cmd.AddCommand(serve)
 	return cmd

@@ -17,12 +17,12 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
-	"github.com/chaoskit/chaoskit/timeline"
 )
 
 type runFlags struct {
 	reportDir string
 	bundled   bool
+	formats   string
 	load      loadFlags
 	only      []string
 	keepGoing bool
@@ -71,15 +71,18 @@ and runs each: start the target, drive load phase by phase with the phase's
 faults on, then judge the contracts. Every fault is switched off again on
 every way out, Ctrl-C included.
 
-Writes DIR/report.json and one run directory per scenario below DIR: the
-scenario as loaded, the timeline, the vegeta results (go tool vegeta report
-DIR/NAME/results.bin), the target's output, the fault record and run.json.
+Writes one run directory per scenario below DIR (the scenario as loaded,
+the timeline, the vegeta results for go tool vegeta report
+DIR/NAME/results.bin, the target's output, the fault record and run.json),
+and the reports --format names: the table to the terminal, report.json,
+junit.xml, report.md and report.html to DIR.
 
 A scenario whose run fails for a reason of the harness or the target (exit
 3) stops the invocation unless --keep-going is given.`,
 		Example: `  chaoskit run scenarios/ --report-dir out
   chaoskit run scenarios/ --only db-timeout-serves-cache --rate-scale 0.5
   chaoskit run checkout.yaml --var rate=500/s
+  chaoskit run scenarios/ --format table,json,junit,markdown,html
   chaoskit run --bundled`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f)
@@ -87,6 +90,7 @@ A scenario whose run fails for a reason of the harness or the target (exit
 	}
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "out", "directory for report.json and the run directories")
 	cmd.Flags().BoolVar(&f.bundled, "bundled", false, "run the scenarios embedded in chaoskit (they target the demo service)")
+	cmd.Flags().StringVar(&f.formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only the scenario with this name (repeatable)")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "go on with the next scenario after one could not run")
 	f.load.register(cmd)
@@ -149,6 +153,10 @@ func stateDir() string {
 }
 
 func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags) error {
+	formats, err := reports.ParseFormats(f.formats)
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
 	scs, err := loadScenarios(args, f.bundled, f.load)
 	if err != nil {
 		return err
@@ -178,7 +186,7 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 			StateDir: stateDir(), RateScale: scale})
 		rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: sc.Name}
 		if res != nil {
-			rep.Contracts = judge(sc, res.Timeline)
+			judge(&rep, sc, res.Timeline)
 		}
 		if err != nil {
 			rep.Error = err.Error()
@@ -197,14 +205,9 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 	}
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
-	if err := reports.WriteTable(out, rep, reports.TableOptions{Color: colorOK(out)}); err != nil {
+	if err := writeReports(out, f.reportDir, rep, formats); err != nil {
 		return err
 	}
-	path, err := reports.WriteJSONFile(f.reportDir, rep)
-	if err != nil {
-		return &runner.InfraError{Msg: "cannot write report.json", Err: err}
-	}
-	fmt.Fprintf(out, "report: %s\n", path)
 	if runErr != nil {
 		return runErr
 	}
@@ -212,21 +215,6 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 		return &exitError{code: exitFail, err: errContractsFailed}
 	}
 	return nil
-}
-
-// judge evaluates a scenario's contracts over a recorded timeline. The
-// contracts compiled at load time, so an error here cannot happen.
-func judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
-	var out []contract.Verdict
-	for _, c := range sc.Contracts {
-		cc, err := contract.Compile(c.Spec())
-		if err != nil {
-			out = append(out, contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()})
-			continue
-		}
-		out = append(out, cc.Evaluate(tl))
-	}
-	return out
 }
 
 // isTerminal says whether w is a terminal, where progress is redrawn live.

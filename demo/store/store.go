@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/pingcap/failpoint"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -37,6 +38,21 @@ type Store struct {
 	db   *sql.DB
 	path string
 	temp string // temporary directory to remove on Close, if any
+
+	productQueries atomic.Int64
+	orderWrites    atomic.Int64
+}
+
+// Calls counts the calls that reached the store.
+type Calls struct {
+	ProductQueries int64 `json:"product_queries"`
+	OrderWrites    int64 `json:"order_writes"`
+}
+
+// Calls returns how many product queries and order writes reached the
+// store (faulted ones included): what a breaker saves the database from.
+func (s *Store) Calls() Calls {
+	return Calls{ProductQueries: s.productQueries.Load(), OrderWrites: s.orderWrites.Load()}
 }
 
 // DefaultProducts is how many products a new database is seeded with.
@@ -80,6 +96,9 @@ func (s *Store) migrate(ctx context.Context, products int) error {
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM products`).Scan(&n); err != nil {
 		return err
 	}
+	if err := s.migrateOrders(ctx); err != nil {
+		return err
+	}
 	if n > 0 {
 		return nil
 	}
@@ -121,6 +140,7 @@ func (s *Store) cleanup() {
 // Product reads one product. The productQuery failpoint stands for the
 // database failing: timeout, error or latency, as the fault says.
 func (s *Store) Product(ctx context.Context, id int) (Product, error) {
+	s.productQueries.Add(1)
 	failpoint.Inject("productQuery", func(v failpoint.Value) {
 		if err := inject.Fire(ctx, v); err != nil {
 			failpoint.Return(Product{}, fmt.Errorf("product query: %w", err))

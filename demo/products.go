@@ -1,0 +1,59 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/demo/store"
+)
+
+func (s *Server) product(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil || id <= 0 {
+		http.Error(w, "product id must be a positive integer", http.StatusBadRequest)
+		return
+	}
+	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+		defer cancel()
+		return s.store.Product(ctx, id)
+	})
+	if err == nil && res.Source != breakerimpl.SourcePrimary {
+		s.degraded.Store(true)
+	}
+	if err == nil && res.Source == breakerimpl.SourcePrimary && s.cfg.Bug == "stale-after-recovery" && id%10 == 7 && s.degraded.Load() {
+		// Planted bug: this key family never leaves the cache again.
+		if v, age, ok := s.cache.Peek(id); ok {
+			res = breakerimpl.Result[store.Product]{Value: v, Source: "cache", Reason: breakerimpl.ReasonError, Age: age}
+		}
+	}
+	h := w.Header()
+	h.Set(HeaderBreaker, s.dbBreaker.State().String())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		h.Set(HeaderSource, "db")
+		http.Error(w, "no such product", http.StatusNotFound)
+		return
+	case err != nil:
+		h.Set(HeaderSource, "none")
+		h.Set(HeaderReason, res.Reason.String())
+		s.log.Warn("product unavailable", "id", id, "reason", res.Reason.String(), "err", err)
+		http.Error(w, "product temporarily unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if res.Source == breakerimpl.SourcePrimary {
+		h.Set(HeaderSource, "db")
+	} else {
+		h.Set(HeaderSource, res.Source)
+		h.Set(HeaderReason, res.Reason.String())
+		h.Set(HeaderAge, strconv.FormatInt(res.Age.Milliseconds(), 10))
+		s.log.Info("product served from fallback", "id", id, "source", res.Source, "reason", res.Reason.String(), "age", res.Age)
+	}
+	if s.cfg.FallbackEmpty && res.Source != breakerimpl.SourcePrimary {
+		return // broken variant: 200 with an empty body
+	}
+	writeJSON(w, res.Value)
+}

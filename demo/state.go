@@ -1,0 +1,65 @@
+package demo
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/demo/cache"
+	"github.com/chaoskit/chaoskit/demo/store"
+)
+
+// StatePath is where the demo serves its State; chaoskit samples it during a
+// run to judge breaker contracts.
+const StatePath = "/debug/chaoskit/state"
+
+// State is the demo's resilience state: every breaker, bulkhead, limiter,
+// shedder and the cache. Breakers are keyed by name; each has at least a
+// "state" of closed, open or half-open.
+type State struct {
+	Breakers map[string]BreakerState `json:"breakers"`
+	Cache    cache.Stats             `json:"cache"`
+	// DB counts the calls that reached the database.
+	DB     store.Calls `json:"db"`
+	Orders OrdersState `json:"orders"`
+}
+
+// BreakerState is one breaker's state and counts.
+type BreakerState struct {
+	State  string                `json:"state"`
+	Counts circuitbreaker.Counts `json:"counts"`
+}
+
+// OrdersState counts the write path.
+type OrdersState struct {
+	// Committed is the number of orders in the database (-1 when it
+	// cannot be read).
+	Committed int `json:"committed"`
+	// Pending is acknowledged orders not yet committed (AckBeforeCommit only).
+	Pending int64 `json:"pending"`
+}
+
+func breakerState(b *circuitbreaker.Breaker) BreakerState {
+	return BreakerState{State: b.State().String(), Counts: b.Counts()}
+}
+
+// State returns the service's resilience state.
+func (s *Server) State() State {
+	ctx, cancel := context.WithTimeout(context.Background(), orderTimeout)
+	defer cancel()
+	committed, err := s.store.CountOrders(ctx)
+	if err != nil {
+		committed = -1
+	}
+	return State{
+		Orders: OrdersState{Committed: committed, Pending: s.pendingCount.Load()},
+		Breakers: map[string]BreakerState{
+			"db":        breakerState(s.dbBreaker),
+			"orders-db": breakerState(s.ordersBreaker),
+		},
+		Cache: s.cache.Stats(),
+		DB:    s.store.Calls(),
+	}
+}
+
+func (s *Server) state(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.State()) }
