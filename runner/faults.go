@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -121,10 +122,10 @@ func (fs *faults) expect(list []scenarios.Fault) error {
 
 // enable switches the faults on at once, in parallel, each acknowledged
 // against planned: the moment it was due. They must have been recorded
-// with expect.
-func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, list []scenarios.Fault) error {
+// with expect. It returns the longest acknowledgement delay.
+func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, list []scenarios.Fault) (time.Duration, error) {
 	if len(list) == 0 {
-		return nil
+		return 0, nil
 	}
 	r := fs.run
 	fs.mu.Lock()
@@ -138,6 +139,7 @@ func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, l
 	}
 	fs.mu.Unlock()
 	errs := make([]error, len(list))
+	acks := make([]time.Duration, len(list))
 	var wg sync.WaitGroup
 	defer func() {
 		fs.mu.Lock()
@@ -156,20 +158,22 @@ func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, l
 				errs[i] = err
 				return
 			}
-			r.event(timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: ack.Sub(planned)})
+			acks[i] = ack.Sub(planned)
+			r.event(timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]})
 		}()
 	}
 	wg.Wait()
+	longest := slices.Max(acks)
 	for _, err := range errs {
 		if err == nil {
 			continue
 		}
 		if errors.Is(err, inject.ErrUnreachable) {
-			return infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and that target.failpoints is the address it was given in GO_FAILPOINTS_HTTP", err)
+			return longest, infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and that target.failpoints is the address it was given in GO_FAILPOINTS_HTTP", err)
 		}
-		return infra("the control endpoint refused a fault", "check the fault's action and value (or the raw term), and that the service uses pingcap/failpoint's control endpoint", err)
+		return longest, infra("the control endpoint refused a fault", "check the fault's action and value (or the raw term), and that the service uses pingcap/failpoint's control endpoint", err)
 	}
-	return nil
+	return longest, nil
 }
 
 // disable switches the failpoints off, in parallel, with retries; planned

@@ -203,10 +203,11 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 	planned := ph.boundary.Add(st.at)
 	r := ph.r
 	if st.on {
-		if err := r.faults.enable(ctx, ph.p.Name, planned, st.faults); err != nil {
+		ack, err := r.faults.enable(ctx, ph.p.Name, planned, st.faults)
+		if err != nil {
 			return err
 		}
-		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", time.Since(planned).Round(10*time.Microsecond)))
+		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", ack.Round(10*time.Microsecond)))
 		return nil
 	}
 	err := r.faults.disable(ctx, ph.p.Name, planned, paths(st.faults), "")

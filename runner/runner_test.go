@@ -226,7 +226,7 @@ func TestFaultsSurviveALostEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	due := time.Now()
-	if err := r.faults.enable(context.Background(), "p", due, []scenarios.Fault{fault}); err != nil {
+	if _, err := r.faults.enable(context.Background(), "p", due, []scenarios.Fault{fault}); err != nil {
 		t.Fatalf("enable through two dropped connections: %v", err)
 	}
 	if st, _ := failpoint.Status(point); st != `return("x")` {
@@ -277,7 +277,7 @@ func TestRollbackPendingOnlyWhatIsOn(t *testing.T) {
 	if err := r.faults.expect(list); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.faults.enable(context.Background(), "p", time.Now(), list); err != nil {
+	if _, err := r.faults.enable(context.Background(), "p", time.Now(), list); err != nil {
 		t.Fatal(err)
 	}
 	// The run is "killed": nothing rolls back. b is switched off by hand.
