@@ -101,9 +101,7 @@ func (s Settings) withDefaults() Settings {
 	if s.OpenDuration <= 0 {
 		s.OpenDuration = DefaultOpenDuration
 	}
-	if s.MaxOpenDuration <= s.OpenDuration {
-		s.MaxOpenDuration = 0
-	}
+	s.MaxOpenDuration = max(s.MaxOpenDuration, 0)
 	if !(s.OpenBackoffFactor > 1) || math.IsInf(s.OpenBackoffFactor, 0) {
 		s.OpenBackoffFactor = 2
 	}
@@ -130,13 +128,14 @@ func (s Settings) withDefaults() Settings {
 // earlier openings in a row (0 for the first), with backoff and jitter.
 func (s *Settings) openDuration(streak int) time.Duration {
 	d := float64(s.OpenDuration)
-	if s.MaxOpenDuration > 0 {
+	backoff := s.MaxOpenDuration > s.OpenDuration
+	if backoff {
 		d = min(d*math.Pow(s.OpenBackoffFactor, float64(streak)), float64(s.MaxOpenDuration))
 	}
 	if s.OpenJitter > 0 {
 		d *= 1 + s.OpenJitter*(2*s.Rand()-1)
 	}
-	if s.MaxOpenDuration > 0 {
+	if backoff {
 		d = min(d, float64(s.MaxOpenDuration))
 	}
 	return time.Duration(max(d, 1))
