@@ -122,27 +122,35 @@ func run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error
 			return v, err
 		}
 	}
+	// One deferred call reports the outcome, normal or panic: cheaper than
+	// a deferred check followed by a call to Done.
 	finished := false
-	defer func() {
-		if finished {
-			return
-		}
-		r := recover()
-		if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
-			permit.Done(&PanicError{Value: "runtime.Goexit"})
-			return
-		}
-		pe := NewPanicError(r)
-		permit.Done(pe)
-		if !keepPanic {
-			panic(r)
-		}
-		err = pe
-	}()
+	defer report(&permit, &err, &finished, keepPanic)
 	v, err = fn(ctx)
 	finished = true
-	permit.Done(err)
 	return v, err
+}
+
+// report tells the permit how the call ended. It is deferred by run: if fn
+// did not finish, it recovers the panic, reports it as a *PanicError, and
+// raises it again unless keepPanic, in which case the error becomes the
+// *PanicError.
+func report(permit *Permit, err *error, finished *bool, keepPanic bool) {
+	if *finished {
+		permit.Done(*err)
+		return
+	}
+	r := recover()
+	if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
+		permit.Done(&PanicError{Value: "runtime.Goexit"})
+		return
+	}
+	pe := NewPanicError(r)
+	permit.Done(pe)
+	if !keepPanic {
+		panic(r)
+	}
+	*err = pe
 }
 
 // rethrow raises again a panic that Execute turned into a *PanicError

@@ -65,6 +65,8 @@ type Breaker struct {
 	clock  clock.Clock
 	coarse *clock.Coarse // clock, when coarse: read without an interface call
 
+	_ [cacheLine]byte // the fields above are read on every call; those below are written
+
 	// probes counts probe calls running, whatever half-open period admitted
 	// them: a probe still running when its period ends keeps its slot until
 	// it returns, so a dependency that hangs never sees more than N probes.
@@ -116,6 +118,8 @@ type period struct {
 	throttle *throttleWindow    // the adaptive rule, unless forced closed
 
 	half *halfOpen // HalfOpen
+
+	_ [cacheLine]byte // read on every call: keep other objects' writes off its lines
 }
 
 type halfOpen struct {
@@ -176,8 +180,10 @@ func (b *Breaker) nanotime() int64 {
 	if c := b.coarse; c != nil {
 		return c.Nanotime()
 	}
-	return b.clock.Nanotime()
+	return b.clockNanotime()
 }
+
+func (b *Breaker) clockNanotime() int64 { return b.clock.Nanotime() }
 
 // Name returns Settings.Name.
 func (b *Breaker) Name() string { return b.name }
@@ -286,9 +292,18 @@ func (b *Breaker) takeProbe(n int32) bool {
 // changed state while the call ran) counts in the lifetime counters but
 // not in the current state's.
 func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
-	// The success of a closed breaker is small enough to inline.
 	if p := b.period.Load(); err == nil && p.fast && p.gen<<genShift == pm.ID() {
-		b.succeeded(p)
+		// succeeded, written out so that everything in it is inlined.
+		if r := p.roll; r != nil {
+			if now := b.nanotime(); now >= r.next.Load() {
+				r.turn(now)
+			}
+		} else {
+			b.succeededRun(p)
+		}
+		if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+			c.incStriped()
+		}
 		return
 	}
 	b.done(pm, err)
@@ -578,7 +593,13 @@ func (b *Breaker) RetryAfter() time.Duration {
 func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T, error)) (v T, err error) {
 	p := b.period.Load()
 	if !p.fast {
-		if p.state == Open && b.nanotime() < p.until {
+		var now int64
+		if c := b.coarse; c != nil { // b.nanotime(), inlined
+			now = c.Nanotime()
+		} else {
+			now = b.clockNanotime()
+		}
+		if p.state == Open && now < p.until {
 			if c := b.rejections; c.contended.Load() || !c.incFirst() { // c.inc()
 				c.incStriped()
 			}

@@ -47,9 +47,11 @@ type paddedMutex struct {
 // marks of the total at its bucket boundaries instead, so no add can be
 // lost to a concurrent reset.
 type counter struct {
+	_         [cacheLine]byte // read on every add: keep other objects' writes off its line
 	contended atomic.Bool
 	mask      uint32 // stripes - 1
 	words     []paddedUint64
+	_         [cacheLine]byte
 }
 
 // newCounter returns a counter with a stripe per processor (rounded up to
