@@ -32,66 +32,43 @@ import (
 func init() {
 	logx.Disable() // go-zero logs every rejection
 	registerPeers(10, "success",
-		peerCase{"breakerimpl", serial(breakerimplCall(closedBreakerimpl()), true)},
-		peerCase{"gobreaker", serial(gobreakerCall(closedGobreaker()), true)},
-		peerCase{"failsafe", serial(failsafeCall(closedFailsafe()), true)},
-		peerCase{"gozero", serial(gozeroCall(breaker.NewBreaker(), nil), true)},
-		peerCase{"hystrix", serial(hystrixCall(hystrixCommand("success")), true)},
+		peerCase{"breakerimpl", func(b *testing.B) { breakerimplLoop(b, closedBreakerimpl(), true) }},
+		peerCase{"gobreaker", func(b *testing.B) { gobreakerLoop(b, closedGobreaker(), true) }},
+		peerCase{"failsafe", func(b *testing.B) { failsafeLoop(b, closedFailsafe(), true) }},
+		peerCase{"gozero", func(b *testing.B) { gozeroLoop(b, breaker.NewBreaker(), nil) }},
+		peerCase{"hystrix", func(b *testing.B) { hystrixLoop(b, hystrixCommand("success"), true) }},
 	)
 	registerPeers(20, "open",
-		peerCase{"breakerimpl", opened(func() func() error { return breakerimplCall(openBreakerimpl()) })},
-		peerCase{"gobreaker", opened(func() func() error { return gobreakerCall(openGobreaker()) })},
-		peerCase{"failsafe", opened(func() func() error { return failsafeCall(openFailsafe()) })},
-		peerCase{"gozero", opened(openGozero)},
-		peerCase{"hystrix", opened(openHystrix)},
+		peerCase{"breakerimpl", func(b *testing.B) { breakerimplLoop(b, openBreakerimpl(), false) }},
+		peerCase{"gobreaker", func(b *testing.B) { gobreakerLoop(b, openGobreaker(), false) }},
+		peerCase{"failsafe", func(b *testing.B) { failsafeLoop(b, openFailsafe(), false) }},
+		peerCase{"gozero", func(b *testing.B) { gozeroLoop(b, openGozero(), errDown) }},
+		peerCase{"hystrix", func(b *testing.B) { hystrixLoop(b, openHystrix(), false) }},
 	)
 	registerPeers(30, "parallel",
-		peerCase{"breakerimpl", parallel(breakerimplCall(closedBreakerimpl()))},
-		peerCase{"gobreaker", parallel(gobreakerCall(closedGobreaker()))},
-		peerCase{"failsafe", parallel(failsafeCall(closedFailsafe()))},
-		peerCase{"gozero", parallel(gozeroCall(breaker.NewBreaker(), nil))},
-		peerCase{"hystrix", parallel(hystrixCall(hystrixCommand("parallel")))},
+		peerCase{"breakerimpl", breakerimplParallel},
+		peerCase{"gobreaker", gobreakerParallel},
+		peerCase{"failsafe", failsafeParallel},
+		peerCase{"gozero", gozeroParallel},
+		peerCase{"hystrix", hystrixParallel},
 	)
 }
 
 var errDown = errors.New("down")
 
-func succeed(context.Context) (int, error) { return 1, nil }
+// Each library has its own loop, written out, so that no library pays for
+// an extra indirect call per operation. wantOK says whether calls must
+// succeed (success) or be rejected (open).
 
-// serial times call on one goroutine; wantOK says whether it must succeed.
-func serial(call func() error, wantOK bool) func(*testing.B) {
-	return func(b *testing.B) {
-		b.ReportAllocs()
-		for range b.N {
-			if err := call(); (err == nil) != wantOK {
-				b.Fatalf("call returned %v", err)
-			}
-		}
-	}
-}
-
-// opened builds an open breaker's call (untimed), then times rejections.
-func opened(setup func() func() error) func(*testing.B) {
-	return func(b *testing.B) {
-		serial(setup(), false)(b)
-	}
-}
-
-func parallel(call func() error) func(*testing.B) {
-	return func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if err := call(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
+func check(b *testing.B, err error, wantOK bool) {
+	if (err == nil) != wantOK {
+		b.Fatalf("call returned %v", err)
 	}
 }
 
 // breakerimpl
+
+func succeed(context.Context) (int, error) { return 1, nil }
 
 func closedBreakerimpl() *circuitbreaker.Breaker {
 	return circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{}})
@@ -108,12 +85,27 @@ func openBreakerimpl() *circuitbreaker.Breaker {
 	return cb
 }
 
-func breakerimplCall(cb *circuitbreaker.Breaker) func() error {
+func breakerimplLoop(b *testing.B, cb *circuitbreaker.Breaker, wantOK bool) {
 	ctx := context.Background()
-	return func() error {
+	b.ReportAllocs()
+	for range b.N {
 		_, err := circuitbreaker.Execute(ctx, cb, succeed)
-		return err
+		check(b, err, wantOK)
 	}
+}
+
+func breakerimplParallel(b *testing.B) {
+	cb := closedBreakerimpl()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := circuitbreaker.Execute(ctx, cb, succeed); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // sony/gobreaker v2
@@ -134,12 +126,27 @@ func openGobreaker() *gobreaker.CircuitBreaker[int] {
 	return cb
 }
 
-func gobreakerCall(cb *gobreaker.CircuitBreaker[int]) func() error {
-	fn := func() (int, error) { return 1, nil }
-	return func() error {
-		_, err := cb.Execute(fn)
-		return err
+func gobreakerSucceed() (int, error) { return 1, nil }
+
+func gobreakerLoop(b *testing.B, cb *gobreaker.CircuitBreaker[int], wantOK bool) {
+	b.ReportAllocs()
+	for range b.N {
+		_, err := cb.Execute(gobreakerSucceed)
+		check(b, err, wantOK)
 	}
+}
+
+func gobreakerParallel(b *testing.B) {
+	cb := closedGobreaker()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := cb.Execute(gobreakerSucceed); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // failsafe-go
@@ -152,31 +159,66 @@ func openFailsafe() fscb.CircuitBreaker[any] {
 	return cb
 }
 
-func failsafeCall(cb fscb.CircuitBreaker[any]) func() error {
+func nothing() error { return nil }
+
+func failsafeLoop(b *testing.B, cb fscb.CircuitBreaker[any], wantOK bool) {
 	exec := failsafe.With[any](cb)
-	fn := func() error { return nil }
-	return func() error { return exec.Run(fn) }
+	b.ReportAllocs()
+	for range b.N {
+		check(b, exec.Run(nothing), wantOK)
+	}
+}
+
+func failsafeParallel(b *testing.B) {
+	exec := failsafe.With[any](closedFailsafe())
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := exec.Run(nothing); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // go-zero core/breaker
 
-func gozeroCall(br breaker.Breaker, err error) func() error {
-	fn := func() error { return err }
-	return func() error { return br.Do(fn) }
-}
-
-func openGozero() func() error {
+func openGozero() breaker.Breaker {
 	br := breaker.NewBreaker()
 	for range 10_000 {
 		br.Do(func() error { return errDown })
 	}
-	call := gozeroCall(br, errDown)
-	return func() error {
-		if err := call(); !errors.Is(err, breaker.ErrServiceUnavailable) && !errors.Is(err, errDown) {
-			return nil // neither rejected nor run: let serial fail
+	return br
+}
+
+// gozeroLoop runs calls that return result: nil for the success group;
+// errDown for the open one, where go-zero's throttle rejects nearly every
+// call and lets one through per second, which fails again.
+func gozeroLoop(b *testing.B, br breaker.Breaker, result error) {
+	fn := func() error { return result }
+	b.ReportAllocs()
+	for range b.N {
+		err := br.Do(fn)
+		if result == nil {
+			check(b, err, true)
+		} else if !errors.Is(err, breaker.ErrServiceUnavailable) && !errors.Is(err, errDown) {
+			b.Fatal(err)
 		}
-		return errDown
 	}
+}
+
+func gozeroParallel(b *testing.B) {
+	br := breaker.NewBreaker()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := br.Do(nothing); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // afex/hystrix-go
@@ -188,13 +230,8 @@ func hystrixCommand(name string) string {
 	return name
 }
 
-func hystrixCall(name string) func() error {
-	fn := func() error { return nil }
-	return func() error { return hystrix.Do(name, fn, nil) }
-}
-
-func openHystrix() func() error {
-	name := hystrixCommand("open")
+func openHystrix() string {
+	name := "open"
 	hystrix.ConfigureCommand(name, hystrix.CommandConfig{
 		Timeout: 10_000, MaxConcurrentRequests: 100_000, RequestVolumeThreshold: 1, SleepWindow: 1 << 30,
 	})
@@ -206,7 +243,27 @@ func openHystrix() func() error {
 		hystrix.Do(name, func() error { return errDown }, nil)
 		time.Sleep(time.Millisecond) // its metrics are updated by another goroutine
 	}
-	return hystrixCall(name)
+	return name
+}
+
+func hystrixLoop(b *testing.B, name string, wantOK bool) {
+	b.ReportAllocs()
+	for range b.N {
+		check(b, hystrix.Do(name, nothing, nil), wantOK)
+	}
+}
+
+func hystrixParallel(b *testing.B) {
+	name := hystrixCommand("parallel")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := hystrix.Do(name, nothing, nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // BenchmarkPipelineBreakerCache is the success path of a read protected by

@@ -608,47 +608,51 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 		return breakerimpl.Run(ctx, b, fn)
 	}
 	// A closed breaker, written out: the permit is implied by p, and the
-	// outcome is recorded by the deferred call itself, which is the only
-	// call made besides fn (see BenchmarkBreakerSuccess).
+	// deferred function records the outcome itself, so the only calls made
+	// besides fn are Execute and that one (a deferred method call would add
+	// a wrapper; see BenchmarkBreakerSuccess). It recovers a panic, counts
+	// it as a failure and raises it again.
 	finished := false
-	defer b.finish(p, &err, &finished)
+	defer func() {
+		if !finished {
+			b.panicked(p, recover())
+			return
+		}
+		if err != nil || b.period.Load() != p {
+			b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), err)
+			return
+		}
+		// b.succeeded(p), written out so that everything in it is inlined.
+		if r := p.roll; r != nil {
+			var now int64
+			if c := b.coarse; c != nil {
+				now = c.Nanotime()
+			} else {
+				now = b.clockNanotime()
+			}
+			if now >= r.next.Load() {
+				r.turn(now)
+			}
+		} else {
+			b.succeededRun(p)
+		}
+		if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+			c.incStriped()
+		}
+	}()
 	v, err = fn(ctx)
 	finished = true
 	return v, err
 }
 
-// finish records the end of a call that Execute ran in the fast closed
-// period p: err is what it returned, unless it panicked (finished false).
-// It is deferred, so that it can recover the panic, count it as a failure
-// and raise it again.
-func (b *Breaker) finish(p *period, err *error, finished *bool) {
-	if !*finished {
-		r := recover()
-		b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), breakerimpl.NewPanicError(r))
-		if r != nil { // runtime.Goexit goes on by itself
-			panic(r)
-		}
-		return
-	}
-	if *err != nil || b.period.Load() != p {
-		b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), *err)
-		return
-	}
-	// succeeded, written out so that everything in it is inlined.
-	if r := p.roll; r != nil {
-		var now int64
-		if c := b.coarse; c != nil {
-			now = c.Nanotime()
-		} else {
-			now = b.clock.Nanotime()
-		}
-		if now >= r.next.Load() {
-			r.turn(now)
-		}
-	} else {
-		b.succeededRun(p)
-	}
-	if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
-		c.incStriped()
+// panicked records a call of period p that panicked with r (nil for
+// runtime.Goexit) as a failure, and raises the panic again. It is kept out
+// of finish so that finish's frame stays small.
+//
+//go:noinline
+func (b *Breaker) panicked(p *period, r any) {
+	b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), breakerimpl.NewPanicError(r))
+	if r != nil { // runtime.Goexit goes on by itself
+		panic(r)
 	}
 }

@@ -437,3 +437,23 @@ func trip(t *testing.T, cb *circuitbreaker.Breaker) {
 		t.Fatalf("breaker did not open: %v", cb.State())
 	}
 }
+
+// TestStaleExecuteIsNotCounted is TestStalePermitIsNotCounted for Execute's
+// own closed path: a call that outlives its closed period counts in the
+// lifetime counters only, not in the window of the period that follows.
+func TestStaleExecuteIsNotCounted(t *testing.T) {
+	cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{}, Clock: clock.NewFake(time.Time{})})
+	for _, err := range []error{nil, errDown} {
+		circuitbreaker.Execute(context.Background(), cb, func(context.Context) (int, error) {
+			cb.ForceOpen("")
+			cb.ForceClosed("") // a new closed period, fresh counts
+			return 0, err
+		})
+		if c := cb.Counts(); c.Requests != 0 {
+			t.Fatalf("window %+v after a stale %v, want it left out", c, err)
+		}
+	}
+	if s := cb.Snapshot(); s.Successes != 1 || s.Failures != 1 {
+		t.Fatalf("snapshot %+v, want both calls counted for the lifetime", s)
+	}
+}
