@@ -61,8 +61,8 @@ import (
 //
 // OnStateChange is called with every change of state and of override,
 // after the change and in order, while the breaker holds its transition
-// lock: it must not call methods of the same breaker other than Name, State
-// and Counts, and should hand slow work to another goroutine. Nil means no
+// lock: it must not call methods of the same breaker other than Name,
+// Counts and RetryAfter, and should hand slow work to another goroutine. Nil means no
 // one is told. LogStateChanges makes one that logs through log/slog.
 //
 // Rand returns uniform numbers in [0, 1) for the adaptive throttle and for
