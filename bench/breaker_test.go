@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -287,4 +288,33 @@ func BenchmarkPipelineBreakerCache(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkBaselineIndependent measures the machine rather than a library:
+// each goroutine adds to its own padded counter and calls an empty
+// function, so nothing is shared. On a machine with two idle cores the
+// parallel figure is half the serial one; when it is not, no parallel
+// figure here can be, whatever the library.
+func BenchmarkBaselineIndependent(b *testing.B) {
+	type padded struct {
+		n atomic.Uint64
+		_ [120]byte
+	}
+	var counters [64]padded
+	var next atomic.Int32
+	b.Run("serial", func(b *testing.B) {
+		for range b.N {
+			counters[0].n.Add(1)
+			_ = nothing()
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			c := &counters[next.Add(1)%64].n
+			for pb.Next() {
+				c.Add(1)
+				_ = nothing()
+			}
+		})
+	})
 }
