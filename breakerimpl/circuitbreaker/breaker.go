@@ -23,8 +23,8 @@
 // log/slog.
 //
 // The hot paths read no clock but the coarse one, take no lock and never
-// allocate: a successful call costs one compare-and-swap on a counter
-// striped across cores, a rejection one more.
+// allocate: a successful call, like a rejection, costs one compare-and-swap
+// on a counter striped across cores.
 package circuitbreaker
 
 import (
