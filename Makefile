@@ -11,8 +11,9 @@ FI_CACHE := $(CACHE)/faultbuild
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
+ACK_RUNS ?= 20
 
-.PHONY: all build demo test vet unit check-build clean fuzz
+.PHONY: all build demo test vet unit check-build clean fuzz ack-p99
 
 all: build
 
@@ -40,7 +41,8 @@ vet:
 	$(GO) vet ./...
 
 unit: build
-	CHAOSKIT_BIN=$(BIN)/chaoskit $(GO) test -race -count=1 ./...
+	@mkdir -p $(CURDIR)/out/test-artifacts
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts ./...
 
 # Proves normal and fault-injection builds never swap objects: a plain build
 # made right after the fault-injection one has inert markers, and a
@@ -65,3 +67,13 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+# The time from the moment each fault switch was due until the control
+# endpoint acknowledged it, over ACK_RUNS runs of the bundled scenarios:
+# count, 99th percentile (nearest rank) and maximum.
+ack-p99: build
+	@rm -rf $(CACHE)/ack; for i in $$(seq $(ACK_RUNS)); do \
+		$(BIN)/chaoskit run --bundled --report-dir $(CACHE)/ack/$$i >/dev/null || exit 1; \
+	done; \
+	cat $(CACHE)/ack/*/*/timeline.jsonl | grep -o '"ack_ns":[0-9]*' | cut -d: -f2 | sort -n | \
+		awk '{a[NR]=$$1} END {i=int((99*NR+99)/100); printf "fault acks over %d runs: n=%d p99=%.2fms max=%.2fms\n", $(ACK_RUNS), NR, a[i]/1e6, a[NR]/1e6}'

@@ -1,27 +1,90 @@
 // Package contract judges a recorded run against degradation contracts.
 //
 // A contract names a window of the run (a phase, minus a settle time at its
-// start) and expectations that must hold over the requests in that window.
+// start, up to a time or only its last part, and only some requests) and
+// expectations that must hold in that window: shares of requests that
+// satisfy a predicate, aggregates such as latency percentiles and class
+// shares, times to degrade and recover, breaker transitions, and the
+// integrity of acknowledged writes. docs/contracts.md describes every form.
+//
 // The evaluator reads a timeline and nothing else: it never starts a process
 // or sends a request, so it is tested on hand-made timelines.
 package contract
 
 import (
 	"fmt"
+	"path"
+	"slices"
+	"strings"
 	"time"
 )
 
 // Spec is a contract as a scenario states it.
 type Spec struct {
 	Name string
-	// Phase is the window's phase; Settle skips its first part.
+	// Phase is the window's phase; empty means the whole run. Settle skips
+	// the phase's first part. Until ends the window that long after the
+	// phase started; Last keeps only the phase's last part (not together
+	// with Settle or Until).
 	Phase  string
 	Settle time.Duration
+	Until  time.Duration
+	Last   time.Duration
+	// Requests restricts the window to some requests.
+	Requests Filter
 	// Expect are the expectations, e.g. `status == 200 for >= 99%`.
 	Expect []string
 	// MinSamples is the fewest requests a verdict may rest on; 0 means
 	// DefaultMinSamples.
 	MinSamples int
+	// Classify sorts requests into classes; the zero value reads the demo
+	// service's headers.
+	Classify Classification
+}
+
+// Filter selects requests. Empty fields match everything.
+type Filter struct {
+	// Method is an HTTP method, e.g. GET.
+	Method string
+	// Path is a glob over the request path (see path.Match): * matches
+	// within one segment, so /products/* matches /products/7.
+	Path string
+	// Tag must be one of the request's tags.
+	Tag string
+}
+
+// Match reports whether a request with this method, path and tags passes
+// the filter. A malformed Path glob matches nothing (validation reports it).
+func (f Filter) Match(method, urlPath string, tags []string) bool {
+	if f.Method != "" && !strings.EqualFold(f.Method, method) {
+		return false
+	}
+	if f.Path != "" {
+		if i := strings.IndexAny(urlPath, "?#"); i >= 0 {
+			urlPath = urlPath[:i]
+		}
+		if ok, err := path.Match(f.Path, urlPath); err != nil || !ok {
+			return false
+		}
+	}
+	return f.Tag == "" || slices.Contains(tags, f.Tag)
+}
+
+// IsZero reports whether the filter matches every request.
+func (f Filter) IsZero() bool { return f == Filter{} }
+
+func (f Filter) String() string {
+	var parts []string
+	if f.Method != "" {
+		parts = append(parts, strings.ToUpper(f.Method))
+	}
+	if f.Path != "" {
+		parts = append(parts, f.Path)
+	}
+	if f.Tag != "" {
+		parts = append(parts, "#"+f.Tag)
+	}
+	return strings.Join(parts, " ")
 }
 
 // DefaultMinSamples is the fewest requests a verdict rests on by default.
@@ -42,9 +105,12 @@ const (
 type Verdict struct {
 	Name  string `json:"name"`
 	Phase string `json:"phase"`
-	// Window describes the judged window, e.g. "db-timeout +500ms".
-	Window  string  `json:"window"`
-	Outcome Outcome `json:"verdict"`
+	// Window describes the judged window, e.g. "db-timeout +500ms"; Start
+	// and End are its bounds.
+	Window  string    `json:"window"`
+	Start   time.Time `json:"window_start,omitzero"`
+	End     time.Time `json:"window_end,omitzero"`
+	Outcome Outcome   `json:"verdict"`
 	// Measured and Expected are the decisive check's figures: the first
 	// failing one, or else the one closest to its threshold.
 	Measured string `json:"measured"`
@@ -62,11 +128,12 @@ type CheckResult struct {
 	Outcome  Outcome `json:"verdict"`
 	Measured string  `json:"measured"`
 	Expected string  `json:"expected"`
-	// Samples requests were judged, Matched of them satisfied the predicate.
+	// Samples requests (or state samples, or writes) were judged; Matched
+	// of them satisfied a quantified predicate.
 	Samples int `json:"samples"`
 	Matched int `json:"matched"`
-	// Margin is how far the measured share is above its threshold, in
-	// percentage points (negative when failing).
+	// Margin is how far the measurement is on the good side of its
+	// threshold, in percent (negative when failing).
 	Margin float64 `json:"-"`
 	// Violations are the first requests that did not satisfy the predicate.
 	Violations []Violation `json:"violations,omitempty"`
@@ -75,16 +142,21 @@ type CheckResult struct {
 
 // Violation is one request that broke an expectation.
 type Violation struct {
+	Seq  uint64    `json:"seq"`
 	Time time.Time `json:"time"`
 	// Offset is the time since the window opened.
 	Offset  time.Duration `json:"offset_ns"`
 	Target  string        `json:"target"`
 	Status  int           `json:"status"`
 	Latency time.Duration `json:"latency_ns"`
+	Class   Class         `json:"class,omitempty"`
 	Source  string        `json:"source,omitempty"`
 	Error   string        `json:"error,omitempty"`
 	// Faults are the faults that were on when the request was sent.
 	Faults []string `json:"faults,omitempty"`
+	// Detail says what was wrong when the status does not: a lost write's
+	// read-back, a stale copy's age.
+	Detail string `json:"detail,omitempty"`
 }
 
 // MaxViolations is how many violating requests a check keeps as evidence.

@@ -2,10 +2,7 @@ package contract
 
 import (
 	"fmt"
-
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -13,7 +10,12 @@ import (
 // Contract is a compiled Spec, ready to judge timelines.
 type Contract struct {
 	Spec   Spec
-	checks []*check
+	checks []check
+}
+
+// check is one compiled expectation.
+type check interface {
+	evaluate(w *window) CheckResult
 }
 
 // Compile parses a Spec's expectations. Errors are *ExpectError values
@@ -35,34 +37,31 @@ func Compile(s Spec) (*Contract, error) {
 
 // Evaluate judges the contract over the timeline.
 func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
-	v := Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: c.Spec.Phase}
-	if c.Spec.Settle > 0 {
-		v.Window += " +" + c.Spec.Settle.String()
-	}
-	w, err := newWindow(tl, c.Spec)
+	v := Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: windowName(&c.Spec)}
+	w, err := newWindow(tl, &c.Spec)
 	if err != nil {
 		v.Outcome, v.Reason, v.Measured = Inconclusive, err.Error(), "no data"
 		return v
 	}
-	reqs := w.requests()
-	v.Samples = len(reqs)
+	v.Start, v.End = w.start, w.end
+	v.Samples = len(w.reqs)
 	for _, ch := range c.checks {
-		v.Checks = append(v.Checks, ch.evaluate(reqs, w))
+		v.Checks = append(v.Checks, ch.evaluate(w))
 	}
 	minSamples := c.Spec.MinSamples
 	if minSamples <= 0 {
 		minSamples = DefaultMinSamples
 	}
 	var unfired []string
-	for _, f := range w.faults {
-		if f.hits != nil && *f.hits == 0 {
-			unfired = append(unfired, f.point)
+	for _, f := range w.inWindow {
+		if f.Hits != nil && *f.Hits == 0 {
+			unfired = append(unfired, f.Point)
 		}
 	}
 	switch {
 	case len(unfired) > 0:
 		v.Outcome = Inconclusive
-		v.Reason = fmt.Sprintf("fault %s was on in %s but its marker never fired; the service may be built without failpoint rewriting", strings.Join(unfired, ", "), c.Spec.Phase)
+		v.Reason = fmt.Sprintf("fault %s was on in %s but its marker never fired; the service may be built without failpoint rewriting", strings.Join(unfired, ", "), phaseName(c.Spec.Phase))
 	case v.Samples < minSamples:
 		v.Outcome = Inconclusive
 		v.Reason = fmt.Sprintf("%d requests in the window, fewer than min_samples %d", v.Samples, minSamples)
@@ -70,30 +69,40 @@ func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
 		v.Outcome = Pass
 		for _, cr := range v.Checks {
 			if cr.Outcome == Fail {
-				v.Outcome = Fail
+				v.Outcome, v.Reason = Fail, ""
 				break
+			}
+			if cr.Outcome == Inconclusive && v.Outcome == Pass {
+				v.Outcome, v.Reason = Inconclusive, cr.Reason
 			}
 		}
 	}
-	decisive := v.decisive()
-	if decisive != nil {
-		v.Measured, v.Expected = decisive.Measured, decisive.Expected
+	if d := v.decisive(); d != nil {
+		v.Measured, v.Expected = d.Measured, d.Expected
 	}
 	return v
 }
 
 // decisive returns the check that decided the verdict: the first failing
-// one, else the one closest to its threshold.
+// one, else the first inconclusive one, else the one closest to its
+// threshold.
 func (v *Verdict) decisive() *CheckResult {
-	var best *CheckResult
+	var best, undecided *CheckResult
 	for i := range v.Checks {
 		c := &v.Checks[i]
-		if c.Outcome == Fail {
+		switch {
+		case c.Outcome == Fail:
 			return c
-		}
-		if best == nil || c.Margin < best.Margin {
+		case c.Outcome == Inconclusive:
+			if undecided == nil {
+				undecided = c
+			}
+		case best == nil || c.Margin < best.Margin:
 			best = c
 		}
+	}
+	if undecided != nil {
+		return undecided
 	}
 	return best
 }
@@ -123,114 +132,4 @@ func Overall(vs []Verdict) Outcome {
 		}
 	}
 	return out
-}
-
-// window is the part of a timeline one contract judges.
-type window struct {
-	tl        *timeline.Timeline
-	start     time.Time
-	end       time.Time
-	phase     string
-	faults    []faultSpan
-	baselines map[string]map[string]string
-}
-
-type faultSpan struct {
-	point    string
-	on, off  time.Time
-	hits     *int64
-	phaseHit string
-}
-
-func newWindow(tl *timeline.Timeline, s Spec) (*window, error) {
-	ph, ok := tl.Phase(s.Phase)
-	if !ok {
-		return nil, fmt.Errorf("phase %q did not run", s.Phase)
-	}
-	w := &window{tl: tl, start: ph.Start.Add(s.Settle), end: ph.End, phase: s.Phase}
-	if !w.start.Before(w.end) {
-		return nil, fmt.Errorf("settle %v leaves nothing of phase %q (%v long)", s.Settle, s.Phase, ph.End.Sub(ph.Start).Round(time.Millisecond))
-	}
-	w.faults = faultSpans(tl)
-	// Only faults overlapping this phase matter for "never fired".
-	kept := w.faults[:0]
-	for _, f := range w.faults {
-		if f.phaseHit == s.Phase || (f.on.Before(ph.End) && (f.off.IsZero() || f.off.After(ph.Start))) {
-			kept = append(kept, f)
-		}
-	}
-	w.faults = kept
-	return w, nil
-}
-
-// faultSpans pairs fault_on and fault_off events, with the hits recorded for
-// each.
-func faultSpans(tl *timeline.Timeline) []faultSpan {
-	var spans []faultSpan
-	open := map[string]int{}
-	for _, e := range tl.Events {
-		switch e.Kind {
-		case timeline.FaultOn:
-			open[e.Point] = len(spans)
-			spans = append(spans, faultSpan{point: e.Point, on: e.Time, phaseHit: e.Phase})
-		case timeline.FaultOff:
-			if i, ok := open[e.Point]; ok {
-				spans[i].off = e.Time
-				delete(open, e.Point)
-			}
-		case timeline.FaultHits:
-			for i := len(spans) - 1; i >= 0; i-- {
-				if spans[i].point == e.Point && spans[i].hits == nil {
-					spans[i].hits = e.Hits
-					break
-				}
-			}
-		}
-	}
-	return spans
-}
-
-// requests returns the requests sent inside the window.
-func (w *window) requests() []timeline.Request {
-	var out []timeline.Request
-	for _, r := range w.tl.Requests {
-		if r.Phase == w.phase && !r.Time.Before(w.start) && !r.Time.After(w.end) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// baseline returns the body target last got with a 2xx status in phase.
-func (w *window) baseline(phase, target string) any {
-	if w.baselines == nil {
-		w.baselines = map[string]map[string]string{}
-	}
-	m, ok := w.baselines[phase]
-	if !ok {
-		m = map[string]string{}
-		for _, r := range w.tl.Requests {
-			if r.Phase == phase && r.Status/100 == 2 && r.BodySize <= timeline.MaxBody {
-				m[r.Target] = r.Body
-			}
-		}
-		w.baselines[phase] = m
-	}
-	b, ok := m[target]
-	if !ok {
-		return nil
-	}
-	return b
-}
-
-func (w *window) violation(r *timeline.Request) Violation {
-	v := Violation{Time: r.Time, Offset: r.Time.Sub(w.start), Target: r.Target, Status: r.Status, Latency: r.Latency,
-		Source: r.Header("X-Chaoskit-Source"), Error: r.Error}
-	for _, f := range w.faults {
-		if !r.Time.Before(f.on) && (f.off.IsZero() || r.Time.Before(f.off)) {
-			v.Faults = append(v.Faults, f.point)
-		}
-	}
-	sort.Strings(v.Faults)
-	return v
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
-
-	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // quantified matches `PREDICATE for >= 99%`.
@@ -21,8 +20,9 @@ var quantified = regexp.MustCompile(`(?s)^(.+?)\s+for\s*(>=|<=|>|<|==)\s*([0-9]+
 // durationLit matches a duration literal such as 150ms outside quotes.
 var durationLit = regexp.MustCompile(`\b([0-9]+(?:\.[0-9]+)?(?:ns|us|µs|ms|s|m|h))\b`)
 
-// check is one compiled expectation.
-type check struct {
+// quantifiedCheck is `PREDICATE for >= 99%`: a share of the window's
+// requests that must satisfy an expr-lang predicate.
+type quantifiedCheck struct {
 	src       string
 	predicate *vm.Program
 	op        string
@@ -36,15 +36,30 @@ type reqEnv struct {
 	Body    string        `expr:"body"`
 	Method  string        `expr:"method"`
 	URL     string        `expr:"url"`
+	Path    string        `expr:"path"`
 	Target  string        `expr:"target"`
 	Phase   string        `expr:"phase"`
 	Error   string        `expr:"error"`
+	Tags    []string      `expr:"tags"`
+	// Class is the request's class ("primary", "fallback", "rejected",
+	// "error", "timeout"); Source the source that served it.
+	Class  string `expr:"class"`
+	Source string `expr:"source"`
+	// Age is the age of a served copy (0 when the response is not one).
+	Age time.Duration `expr:"age"`
+	// Faults names the faults that were on when the request was sent.
+	Faults []string `expr:"faults"`
 	// Header returns a kept response header, "" when absent.
 	Header func(string) string `expr:"header"`
+	// JSON returns the value at a dotted path in the JSON body, or nil.
+	JSON func(string) any `expr:"json"`
 	// Baseline returns the body this request's target got in the named
 	// earlier phase (its last 2xx response there), or nil.
 	Baseline func(string) any `expr:"baseline"`
 }
+
+// predicateNames is the hint a predicate error carries.
+const predicateNames = `a predicate sees status, latency, class, source, age, body, method, path, url, target, phase, error, tags, faults, header("Name"), json("a.b") and baseline("phase")`
 
 // SyntaxError is an expectation that does not parse, with the column
 // (1-based, within the expectation) where the problem is.
@@ -61,13 +76,17 @@ func (e *SyntaxError) Error() string {
 	return e.Msg
 }
 
-// compileCheck parses one expectation.
-func compileCheck(src string) (*check, error) {
-	m := quantified.FindStringSubmatch(strings.TrimSpace(src))
-	if m == nil {
-		return nil, &SyntaxError{Column: 1, Msg: fmt.Sprintf("expectation %q has no quantifier", src),
-			Hint: "write PREDICATE for >= 99%, e.g. status == 200 for >= 99%"}
+// compileCheck parses one expectation: a quantified predicate, else one of
+// the fixed forms (aggregates, times, breaker transitions, writes).
+func compileCheck(src string) (check, error) {
+	trimmed := strings.TrimSpace(src)
+	if m := quantified.FindStringSubmatch(trimmed); m != nil {
+		return compileQuantified(src, m)
 	}
+	return compileForm(src)
+}
+
+func compileQuantified(src string, m []string) (check, error) {
 	pct, _ := strconv.ParseFloat(m[3], 64)
 	if pct > 100 {
 		return nil, &SyntaxError{Column: strings.LastIndex(src, m[3]) + 1, Msg: fmt.Sprintf("share %s%% is above 100%%", m[3])}
@@ -78,13 +97,13 @@ func compileCheck(src string) (*check, error) {
 		se := &SyntaxError{Column: 1, Msg: firstLine(err.Error())}
 		var fe *file.Error
 		if errors.As(err, &fe) && pred == m[1] {
-			se.Column = fe.Column + 1
+			se.Column = fe.Column + 1 + strings.Index(src, m[1])
 			se.Msg = fe.Message
 		}
-		se.Hint = "a predicate sees status, latency, body, method, url, target, phase, error, header(\"Name\") and baseline(\"phase\")"
+		se.Hint = predicateNames
 		return nil, se
 	}
-	return &check{src: src, predicate: prog, op: m[2], percent: pct}, nil
+	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct}, nil
 }
 
 // rewriteDurations turns duration literals outside string literals into
@@ -126,40 +145,56 @@ func firstLine(s string) string {
 	return line
 }
 
-// holds reports whether share (0..100) satisfies the check's quantifier.
-func (c *check) holds(share float64) bool {
+// compare reports whether got OP want holds.
+func compare(got float64, op string, want float64) bool {
 	const eps = 1e-9
-	switch c.op {
+	switch op {
 	case ">=":
-		return share+eps >= c.percent
+		return got+eps >= want
 	case ">":
-		return share > c.percent+eps
+		return got > want+eps
 	case "<=":
-		return share <= c.percent+eps
+		return got <= want+eps
 	case "<":
-		return share+eps < c.percent
+		return got+eps < want
+	case "!=":
+		return math.Abs(got-want) >= eps
 	default:
-		return abs(share-c.percent) < eps
+		return math.Abs(got-want) < eps
 	}
 }
 
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
+// margin is how far got is on the good side of want, in percent of want
+// (in points when want is 0); negative when the comparison fails.
+func margin(got float64, op string, want float64) float64 {
+	d := got - want
+	switch op {
+	case "<", "<=":
+		d = -d
+	case "==", "!=":
+		d = -math.Abs(d)
+		if op == "!=" {
+			d = -d
+		}
 	}
-	return f
+	if want != 0 {
+		return 100 * d / math.Abs(want)
+	}
+	return d
 }
 
-// evaluate judges the check over the window's requests.
-func (c *check) evaluate(reqs []timeline.Request, w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent), Samples: len(reqs)}
+func (c *quantifiedCheck) evaluate(w *window) CheckResult {
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent), Samples: len(w.reqs)}
 	var machine vm.VM
-	for i := range reqs {
-		r := &reqs[i]
+	for i := range w.reqs {
+		r := &w.reqs[i]
 		env := reqEnv{
-			Status: r.Status, Latency: r.Latency, Body: r.Body, Method: r.Method, URL: r.URL,
-			Target: r.Target, Phase: r.Phase, Error: r.Error,
+			Status: r.Status, Latency: r.Latency, Body: r.Body, Method: r.Method, URL: r.URL, Path: requestPath(r),
+			Target: r.Target, Phase: r.Phase, Error: r.Error, Tags: r.Tags,
+			Class: string(w.classes[i]), Source: w.sources[i], Age: w.age(r),
+			Faults:   faultsAt(w.faults, r.Time),
 			Header:   r.Header,
+			JSON:     func(path string) any { v, _ := JSONPath(r.Body, path); return v },
 			Baseline: func(phase string) any { return w.baseline(phase, r.Target) },
 		}
 		out, err := machine.Run(c.predicate, env)
@@ -169,7 +204,7 @@ func (c *check) evaluate(reqs []timeline.Request, w *window) CheckResult {
 			continue
 		}
 		if len(res.Violations) < MaxViolations {
-			res.Violations = append(res.Violations, w.violation(r))
+			res.Violations = append(res.Violations, w.violation(i))
 		}
 	}
 	if res.Samples == 0 {
@@ -180,18 +215,18 @@ func (c *check) evaluate(reqs []timeline.Request, w *window) CheckResult {
 	}
 	share := 100 * float64(res.Matched) / float64(res.Samples)
 	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), res.Matched, res.Samples)
-	res.Margin = share - c.percent
-	if c.op == "<" || c.op == "<=" {
-		res.Margin = -res.Margin
-	}
-	if c.holds(share) {
-		res.Outcome = Pass
-	} else {
-		res.Outcome = Fail
-	}
+	res.Margin = margin(share, c.op, c.percent)
+	res.Outcome = outcome(compare(share, c.op, c.percent))
 	return res
 }
 
+func outcome(ok bool) Outcome {
+	if ok {
+		return Pass
+	}
+	return Fail
+}
+
 func formatPct(p float64) string {
-	return strconv.FormatFloat(p, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) + "%"
 }

@@ -69,7 +69,7 @@ func TestProductsFromDBThenCache(t *testing.T) {
 			t.Errorf("never-read product with no DB: %d %v", rec.Code, rec.Header())
 		}
 		// Enough failures open the breaker.
-		for i := 0; i < 10; i++ {
+		for i := 0; i < 30; i++ {
 			get(t, h, "/products/9")
 		}
 		if st := get(t, h, "/products/7").Header().Get(HeaderBreaker); st != "open" {

@@ -112,9 +112,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.MaxStaleness = 30 * time.Second
 	}
 	s := &Server{cfg: cfg, store: st, log: cfg.Log}
+	// Product reads trip on the error rate (hystrix style): a database that
+	// fails half the reads over the last second, with at least 20 reads, is
+	// given a second's rest; one that fails now and then is not. A short
+	// window lets the breaker react within a second of a fault.
 	s.dbBreaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "db",
-		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 5},
+		Rule:         circuitbreaker.ErrorRate{Window: time.Second, Buckets: 10, MinRequests: 20, Percent: 50},
 		OpenDuration: time.Second,
 	})
 	s.ordersBreaker = circuitbreaker.New(circuitbreaker.Settings{

@@ -73,6 +73,11 @@ func Build(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	cacheDir, err := filepath.Abs(o.CacheDir)
+	if err != nil {
+		return err
+	}
+	o.CacheDir = cacheDir
 	if err := os.MkdirAll(o.CacheDir, 0o755); err != nil {
 		return err
 	}
@@ -120,6 +125,10 @@ func Build(ctx context.Context, o Options) error {
 // Toolexec returns the pinned failpoint-toolexec binary under cacheDir,
 // installing it with `go install` from the module proxy if it is missing.
 func Toolexec(ctx context.Context, cacheDir string, log io.Writer) (string, error) {
+	cacheDir, err := filepath.Abs(cacheDir)
+	if err != nil {
+		return "", err
+	}
 	bin := filepath.Join(cacheDir, "tools", ToolexecVersion)
 	exe := filepath.Join(bin, "failpoint-toolexec")
 	if _, err := os.Stat(exe); err == nil {

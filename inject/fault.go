@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pingcap/failpoint"
 )
 
 // Action is what a fault does when its marker fires.
@@ -139,4 +141,15 @@ func (f Fault) Term(point string) (string, error) {
 	b.WriteString(strconv.Quote(body))
 	b.WriteString(")")
 	return b.String(), nil
+}
+
+// CheckTerm parses a raw failpoint term with pingcap/failpoint's own parser,
+// in a registry of its own, so a bad term is refused before a run rather
+// than by the control endpoint in the middle of one.
+func CheckTerm(term string) error {
+	var fps failpoint.Failpoints
+	if err := fps.Enable("chaoskit/check", term); err != nil {
+		return fmt.Errorf("failpoint term %q does not parse; the grammar is [p%%][n*]action[(value)][->term...], actions off return sleep panic pause print", term)
+	}
+	return nil
 }

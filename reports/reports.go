@@ -1,5 +1,7 @@
 // Package reports renders the verdicts of a chaoskit invocation: a terminal
-// table and report.json. It renders and nothing else.
+// table, report.json, JUnit XML, Markdown and a self-contained HTML page
+// with a timeline chart per scenario. It renders and nothing else: the
+// verdicts and figures it shows come from package contract.
 package reports
 
 import (
@@ -12,8 +14,10 @@ import (
 	"github.com/chaoskit/chaoskit/contract"
 )
 
-// SchemaVersion is the version of the report.json schema.
-const SchemaVersion = 1
+// SchemaVersion is the version of the report.json schema (see
+// docs/report-schema.md). Version 2 added evidence, per-phase metrics and
+// fault timings; every version 1 field kept its meaning.
+const SchemaVersion = 2
 
 // Report is the summary of one invocation: every scenario it ran.
 type Report struct {
@@ -29,11 +33,24 @@ type ScenarioReport struct {
 	Name    string           `json:"name"`
 	File    string           `json:"file"`
 	Verdict contract.Outcome `json:"verdict"`
-	// RunDir is the scenario's run directory, relative to the report.
+	// RunDir is the scenario's run directory, relative to the report
+	// directory when it lies below it, else absolute.
 	RunDir string `json:"run_dir,omitempty"`
 	// Error is set when the scenario could not be judged (the run failed).
 	Error     string             `json:"error,omitempty"`
 	Contracts []contract.Verdict `json:"contracts"`
+	// Start is when the first phase started; Phases and Faults are offsets
+	// from it.
+	Start  time.Time               `json:"start,omitzero"`
+	Phases []contract.PhaseMetrics `json:"phases,omitempty"`
+	Faults []contract.FaultTiming  `json:"faults,omitempty"`
+	// Series feeds the HTML chart; report.json leaves it out.
+	Series *contract.Series `json:"-"`
+}
+
+// AddMeasurement adds a run's figures to the scenario report.
+func (s *ScenarioReport) AddMeasurement(m contract.Measurement) {
+	s.Start, s.Phases, s.Faults, s.Series = m.Start, m.Phases, m.Faults, &m.Series
 }
 
 // New folds scenario reports into a Report.
@@ -77,12 +94,16 @@ func WriteJSON(w io.Writer, r *Report) error {
 
 // WriteJSONFile writes dir/report.json.
 func WriteJSONFile(dir string, r *Report) (string, error) {
-	path := filepath.Join(dir, "report.json")
+	return writeFile(dir, FileJSON, r, WriteJSON)
+}
+
+func writeFile(dir, name string, r *Report, write func(io.Writer, *Report) error) (string, error) {
+	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
 	}
-	if err := WriteJSON(f, r); err != nil {
+	if err := write(f, r); err != nil {
 		f.Close()
 		return "", err
 	}

@@ -3,7 +3,10 @@ package reports
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -16,6 +19,8 @@ type TableOptions struct {
 	// Color paints verdicts; callers set it only for a terminal without
 	// NO_COLOR.
 	Color bool
+	// Dir is the report directory the run directories are relative to.
+	Dir string
 }
 
 // WriteTable renders one row per expectation of every contract: scenario,
@@ -58,20 +63,41 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 				if ch.Outcome != contract.Fail || len(ch.Violations) == 0 {
 					continue
 				}
-				v := ch.Violations[0]
-				fmt.Fprintf(w, "%s / %s: first violation of %q at +%v: %s -> %s", s.Name, c.Name, ch.Expect, v.Offset.Round(1e6), v.Target, statusText(v.Status, v.Error))
-				if v.Source != "" {
-					fmt.Fprintf(w, " (source %s)", v.Source)
-				}
-				if len(v.Faults) > 0 {
-					fmt.Fprintf(w, " with %v on", v.Faults)
-				}
-				fmt.Fprintln(w)
+				fmt.Fprintf(w, "%s / %s: first violation of %q: %s\n", s.Name, c.Name, ch.Expect, violationText(ch.Violations[0]))
 			}
+		}
+	}
+	for _, s := range r.Scenarios {
+		switch {
+		case s.RunDir == "":
+		case filepath.IsAbs(s.RunDir):
+			fmt.Fprintf(w, "run dir: %s\n", s.RunDir)
+		default:
+			fmt.Fprintf(w, "run dir: %s\n", filepath.Join(opts.Dir, s.RunDir))
 		}
 	}
 	_, err := fmt.Fprintln(w, Summary(r))
 	return err
+}
+
+// violationText describes one violating request in a line: when, what,
+// how it ended, and the faults that were on.
+func violationText(v contract.Violation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "+%v %s -> %s", v.Offset.Round(time.Millisecond), v.Target, statusText(v.Status, v.Error))
+	if v.Class != "" {
+		fmt.Fprintf(&b, " %s", v.Class)
+		if v.Source != "" && v.Class == contract.Fallback {
+			fmt.Fprintf(&b, " (%s)", v.Source)
+		}
+	}
+	if v.Detail != "" {
+		fmt.Fprintf(&b, "; %s", v.Detail)
+	}
+	if len(v.Faults) > 0 {
+		fmt.Fprintf(&b, " with %s on", strings.Join(v.Faults, ", "))
+	}
+	return b.String()
 }
 
 func statusText(code int, err string) string {

@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +26,9 @@ type process struct {
 // startProcess starts argv in its own process group with env added to the
 // current environment. Its stdout and stderr are copied to the files
 // stdoutPath and stderrPath; stdout lines are also sent on lines() until the
-// caller stops reading (lines are never blocking the child).
+// caller stops reading (lines are never blocking the child). The child is
+// killed by the kernel if chaoskit dies without stopping it (kill -9), so a
+// killed run leaves no orphan service behind.
 func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*process, error) {
 	outFile, err := os.Create(stdoutPath)
 	if err != nil {
@@ -41,7 +42,7 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		outFile.Close()
@@ -129,21 +130,25 @@ func (p *process) waitLine(ctx context.Context, prefix string, timeout time.Dura
 	}
 }
 
-// stop ends the process group: SIGTERM, then SIGKILL after grace.
-func (p *process) stop(grace time.Duration) {
-	if p.exited() {
-		return
-	}
+// stop ends the process group: SIGTERM, then SIGKILL after grace. It
+// reports whether SIGKILL was needed.
+func (p *process) stop(grace time.Duration) (killed bool) {
 	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
-		<-p.done
+	if !p.exited() {
+		_ = syscall.Kill(pgid, syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-p.done:
+		case <-t.C:
+			killed = true
+			_ = syscall.Kill(pgid, syscall.SIGKILL)
+			<-p.done
+		}
 	}
 	// Children of the target that outlived it go too.
 	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	return killed
 }
 
 // tailBuffer keeps the last max bytes written to it.
@@ -176,5 +181,3 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, " | ")
 }
-
-var errExited = errors.New("target exited")

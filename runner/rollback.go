@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
 )
@@ -22,8 +21,9 @@ type RollbackResult struct {
 
 // Rollback disables every fault recorded in the run directories at or below
 // dir. It is what `chaoskit rollback` runs after a run was killed before it
-// could clean up.
-func Rollback(ctx context.Context, dir string) ([]RollbackResult, error) {
+// could clean up. Entries those runs left in the pending index of stateDir
+// (see Options.StateDir) go too.
+func Rollback(ctx context.Context, dir, stateDir string) ([]RollbackResult, error) {
 	var records []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -43,37 +43,112 @@ func Rollback(ctx context.Context, dir string) ([]RollbackResult, error) {
 	var out []RollbackResult
 	var errs []error
 	for _, rec := range records {
-		data, err := os.ReadFile(rec)
+		fr, err := readRecord(rec)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		var fr faultRecord
-		if err := json.Unmarshal(data, &fr); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", rec, err))
-			continue
-		}
-		res := RollbackResult{Dir: filepath.Dir(rec), Control: fr.Control}
-		if fr.Control == "" || len(fr.Points) == 0 {
-			out = append(out, res)
-			continue
-		}
-		ctrl := inject.NewHTTPController(fr.Control)
-		for _, p := range fr.Points {
-			actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			err := ctrl.Disable(actx, p)
-			cancel()
-			if err != nil {
-				if errors.Is(err, inject.ErrUnreachable) {
-					// The service is gone, and its faults with it.
-					err = fmt.Errorf("%s: %w (if the service has stopped, nothing is left enabled)", p, err)
-				}
-				errs = append(errs, err)
-				continue
-			}
-			res.Disabled = append(res.Disabled, p)
-		}
+		res, err := rollbackRecord(ctx, fr)
+		res.Dir = filepath.Dir(rec)
 		out = append(out, res)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The record now says nothing is left on.
+		fr.Points = nil
+		_ = writeJSON(rec, fr)
+		if stateDir != "" && fr.Control != "" {
+			pending := pendingFile(stateDir, fr.Control)
+			if pr, err := readRecord(pending); err == nil && samePath(pr.Dir, res.Dir) {
+				_ = os.Remove(pending)
+			}
+		}
 	}
 	return out, errors.Join(errs...)
+}
+
+func readRecord(path string) (faultRecord, error) {
+	var fr faultRecord
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fr, err
+	}
+	if err := json.Unmarshal(data, &fr); err != nil {
+		return fr, fmt.Errorf("%s: %w", path, err)
+	}
+	return fr, nil
+}
+
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// rollbackRecord disables the points a record says may still be on and
+// the endpoint lists as on. (If the endpoint cannot list them, it tries
+// them all.)
+func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error) {
+	res := RollbackResult{Control: fr.Control}
+	if fr.Control == "" || len(fr.Points) == 0 {
+		return res, nil
+	}
+	ctrl := inject.NewHTTPController(fr.Control)
+	points := fr.Points
+	var active map[string]string
+	err := disableRetry.do(ctx, func(c context.Context) (err error) {
+		active, err = ctrl.Active(c)
+		return err
+	})
+	if err == nil {
+		points = nil
+		for _, p := range fr.Points {
+			if _, on := active[p]; on {
+				points = append(points, p)
+			}
+		}
+	}
+	var errs []error
+	for _, p := range points {
+		err := disableRetry.do(ctx, func(c context.Context) error { return ctrl.Disable(c, p) })
+		if err != nil {
+			if errors.Is(err, inject.ErrUnreachable) {
+				err = fmt.Errorf("%s: %w (if the service has stopped, nothing is left enabled)", p, err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		res.Disabled = append(res.Disabled, p)
+	}
+	return res, errors.Join(errs...)
+}
+
+// rollbackPending undoes what a killed run left on at control, as recorded
+// in the pending index of stateDir. It returns what it disabled.
+func rollbackPending(ctx context.Context, stateDir, control string) (RollbackResult, error) {
+	if stateDir == "" || control == "" {
+		return RollbackResult{}, nil
+	}
+	path := pendingFile(stateDir, control)
+	fr, err := readRecord(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return RollbackResult{}, nil
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return RollbackResult{}, err
+	}
+	res, err := rollbackRecord(ctx, fr)
+	res.Dir = fr.Dir
+	if err == nil {
+		_ = os.Remove(path)
+		if fr.Dir != "" {
+			if rec, e := readRecord(filepath.Join(fr.Dir, FaultRecord)); e == nil {
+				rec.Points = nil
+				_ = writeJSON(filepath.Join(fr.Dir, FaultRecord), rec)
+			}
+		}
+	}
+	return res, err
 }

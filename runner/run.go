@@ -1,33 +1,29 @@
 // Package runner carries out a scenario: it starts the target, drives load
 // at it with vegeta phase by phase, switches each phase's faults on and off
-// through the failpoint control endpoint, and records everything on a
-// timeline streamed to the run directory.
+// through the failpoint control endpoint, samples the target's state, and
+// records everything on a timeline streamed to the run directory.
 //
 // Whatever happens (normal end, target crash, cancellation, a panic in
 // chaoskit) every fault the run enabled is disabled again and the target
-// process is stopped before Run returns.
+// process is stopped before Run returns. A run killed with SIGKILL leaves a
+// fault record behind for Rollback, and its started target dies with it.
 package runner
 
 import (
+	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -40,17 +36,27 @@ type Options struct {
 	// Dir is the run directory; it is created and must not hold another
 	// run's files unless they can be replaced.
 	Dir string
-	// Log receives one line per phase; nil discards.
+	// Log receives one line per phase and notes about the run; nil
+	// discards.
 	Log io.Writer
-	// ReadyTimeout bounds the wait for the target; zero means 15s.
-	ReadyTimeout time.Duration
+	// Live redraws a progress line on Log while a phase runs (Log is a
+	// terminal).
+	Live bool
 	// Tool is the version string recorded on the timeline.
 	Tool string
+	// StateDir indexes the faults of unfinished runs by control endpoint,
+	// so the next run against the same endpoint rolls back what a killed
+	// run left on. Empty disables the index.
+	StateDir string
+	// RateScale is recorded on the timeline (the scenario's rates are
+	// already scaled when it is loaded).
+	RateScale float64
 }
 
 // Result is what a run recorded.
 type Result struct {
 	Timeline *timeline.Timeline
+	Summary  *Summary
 	Dir      string
 }
 
@@ -82,33 +88,38 @@ func infra(msg, fix string, err error) *InfraError { return &InfraError{Msg: msg
 // run stopped early, after rolling back its faults.
 var ErrInterrupted = errors.New("run interrupted")
 
-// FaultRecord is the file in a run directory that lists every fault the run
-// enabled, written before each is enabled, so a run killed with SIGKILL can
-// still be rolled back (see Rollback).
-const FaultRecord = "faults.json"
-
-// ResultsFile holds the raw vegeta results, readable by `vegeta report`.
-const ResultsFile = "results.bin"
+// Files of a run directory.
+const (
+	// FaultRecord lists every fault the run enabled and those that may
+	// still be on, rewritten before each fault is enabled, so a run killed
+	// with SIGKILL can still be rolled back (see Rollback).
+	FaultRecord = "faults.json"
+	// ResultsFile holds the raw vegeta results, readable by `vegeta report`.
+	ResultsFile = "results.bin"
+	// ScenarioCopy is the scenario file as the run loaded it.
+	ScenarioCopy = "scenario.yaml"
+	// SummaryFile is the run's summary (see Summary).
+	SummaryFile = "run.json"
+)
 
 type run struct {
-	sc     *scenarios.Scenario
-	opts   Options
-	dir    string
-	tw     *timeline.Writer
-	tl     *timeline.Timeline
-	tlMu   sync.Mutex
-	tgt    *target
-	seq    atomic.Uint64
-	keep   func(string) bool
-	record faultRecord
-	resEnc vegeta.Encoder
-	// enabled holds the faults switched on and not yet confirmed off.
-	enabled map[string]bool
-}
-
-type faultRecord struct {
-	Control string   `json:"control"`
-	Points  []string `json:"points"`
+	sc   *scenarios.Scenario
+	opts Options
+	dir  string
+	tw   *timeline.Writer
+	tl   *timeline.Timeline
+	tlMu sync.Mutex
+	tgt  *target
+	// seq numbers timeline requests; reqSeq feeds {seq} templates.
+	seq, reqSeq atomic.Uint64
+	keep        func(string) bool
+	resBuf      *bufio.Writer
+	resEnc      vegeta.Encoder
+	faults      *faults
+	sampler     *sampler
+	phase       atomic.Value // name of the running phase
+	summary     Summary
+	exitOnce    sync.Once
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run
@@ -119,17 +130,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 			return nil, infra("cannot find the chaoskit executable", "", err)
 		}
 	}
-	if opts.ReadyTimeout == 0 {
-		opts.ReadyTimeout = 15 * time.Second
-	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if err := prepareDir(opts.Dir); err != nil {
+	if err := prepareDir(ctx, opts.Dir); err != nil {
 		return nil, infra("cannot create the run directory", "", err)
 	}
-	r := &run{sc: sc, opts: opts, dir: opts.Dir, enabled: map[string]bool{}, keep: keepHeader,
-		tl: &timeline.Timeline{}}
+	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: keepHeader, tl: &timeline.Timeline{}}
+	r.faults = &faults{run: r, on: map[string]bool{}}
+	r.phase.Store("")
 	tf, err := os.Create(filepath.Join(r.dir, timeline.FileName))
 	if err != nil {
 		return nil, infra("cannot write the timeline", "", err)
@@ -140,35 +149,49 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return nil, infra("cannot write the results file", "", err)
 	}
 	defer rf.Close()
-	r.resEnc = vegeta.NewEncoder(rf)
+	r.resBuf = bufio.NewWriterSize(rf, 64<<10)
+	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	r.tw = timeline.NewWriter(tf)
-	res = &Result{Timeline: r.tl, Dir: r.dir}
-	if sc.File != "" {
-		if data, err := readScenarioSource(sc.File); err == nil {
-			_ = os.WriteFile(filepath.Join(r.dir, "scenario.yaml"), data, 0o644)
-		}
+	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
+	if len(sc.Source) > 0 {
+		_ = os.WriteFile(filepath.Join(r.dir, ScenarioCopy), sc.Source, 0o644)
 	}
+	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale}
+	if len(r.tl.Meta.Vars) == 0 {
+		r.tl.Meta.Vars = nil
+	}
+	if err := r.tw.Meta(r.tl.Meta); err != nil {
+		return res, infra("cannot write the timeline", "", err)
+	}
+	r.summary.begin(sc, r.tl.Meta.Start)
 
-	// Every way out goes through here: faults off, target stopped, the
-	// timeline closed. A panic unwinds through it too.
+	stopSampler := func() {}
+	// Every way out goes through here: sampling stopped, faults off, target
+	// stopped, the record closed. A panic unwinds through it too.
 	defer func() {
-		if rbErr := r.rollback(); rbErr != nil && (err == nil || errors.Is(err, ErrInterrupted)) {
+		if p := recover(); p != nil {
+			err = infra(fmt.Sprintf("chaoskit panicked: %v", p), "this is a bug in chaoskit; the run's faults were rolled back", fmt.Errorf("%s", debug.Stack()))
+		}
+		stopSampler()
+		if rbErr := r.faults.rollback(); rbErr != nil && (err == nil || errors.Is(err, ErrInterrupted)) {
 			err = rbErr
 		}
-		if r.tgt != nil && r.tgt.proc != nil {
-			r.tgt.proc.stop(3 * time.Second)
-			r.event(processEvent("stopped", map[string]any{"pid": r.tgt.proc.pid()}))
-		}
+		r.stopTarget()
+		r.summary.end(time.Now(), err, r.tl)
+		_ = writeJSON(filepath.Join(r.dir, SummaryFile), r.summary)
 		msg := "completed"
 		if err != nil {
 			msg = err.Error()
 		}
-		r.event(timeline.Event{Time: time.Now(), Kind: timeline.RunEnd, Message: msg})
+		r.event(timeline.Event{Kind: timeline.RunEnd, Message: msg})
+		_ = r.resBuf.Flush()
 		_ = r.tw.Flush()
 		r.tl.Complete = true
+		if a := r.summary.FaultAcks; a.Count > 0 {
+			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
+		}
 	}()
 
-	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool}
 	tgt, err := r.startTarget(ctx)
 	r.tgt = tgt
 	if err != nil {
@@ -178,10 +201,22 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
 		return res, infra("cannot write the timeline", "", err)
 	}
+	if rb, err := rollbackPending(ctx, opts.StateDir, tgt.controlAddr); err != nil {
+		fmt.Fprintf(opts.Log, "  could not roll back the faults a killed run left at %s: %v\n", tgt.controlAddr, err)
+	} else if len(rb.Disabled) > 0 {
+		fmt.Fprintf(opts.Log, "  rolled back %d fault(s) a killed run (%s) left at %s\n", len(rb.Disabled), rb.Dir, tgt.controlAddr)
+		for _, p := range rb.Disabled {
+			r.event(timeline.Event{Kind: timeline.FaultOff, Point: p, Message: "rolled back: left on by the killed run in " + rb.Dir})
+		}
+	}
 	if err := r.checkFaultsCanFire(ctx); err != nil {
 		return res, err
 	}
+	stopSampler = r.startSampler()
 	if err := r.phases(ctx); err != nil {
+		return res, interrupted(ctx, err)
+	}
+	if err := r.readBack(ctx); err != nil {
 		return res, interrupted(ctx, err)
 	}
 	return res, nil
@@ -194,12 +229,14 @@ func interrupted(ctx context.Context, err error) error {
 	return err
 }
 
-func readScenarioSource(path string) ([]byte, error) { return os.ReadFile(path) }
-
-// prepareDir creates dir, replacing an earlier run's files in it.
-func prepareDir(dir string) error {
+// prepareDir creates dir, replacing an earlier run's files in it. Faults
+// that earlier run may have left on are rolled back first.
+func prepareDir(ctx context.Context, dir string) error {
 	if dir == "" {
 		return errors.New("no run directory given")
+	}
+	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
+		_, _ = rollbackRecord(ctx, fr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, timeline.FileName)); err == nil {
 		if err := os.RemoveAll(dir); err != nil {
@@ -226,8 +263,69 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 	if err != nil || !ok || rep.FaultInjection == nil || *rep.FaultInjection {
 		return nil // the service cannot tell; fault hits decide later
 	}
-	return infra("the target's failpoint markers are inert: it was built without failpoint rewriting, so no fault would fire",
-		"build chaoskit with `make build` (a fault-injection build) and run bin/chaoskit, not a plain `go build` or `go install` binary", nil)
+	fix := "build the service with `chaoskit build -o BINARY PACKAGE` (a fault-injection build), not a plain go build"
+	if r.sc.Target.Demo != nil {
+		fix = "build chaoskit with `make build` (a fault-injection build) and run bin/chaoskit, not a plain `go build` or `go install` binary"
+	}
+	return infra("the target's failpoint markers are inert: it was built without failpoint rewriting, so no fault would fire", fix, nil)
+}
+
+// startSampler starts sampling the target's state endpoint, if the
+// scenario has one, and returns the function that stops it.
+func (r *run) startSampler() func() {
+	st := r.sc.Target.State
+	if st == nil {
+		return func() {}
+	}
+	r.sampler = &sampler{url: r.tgt.baseURL + st.Path, client: r.tgt.client,
+		record: func(at time.Time, doc map[string]any, err error) {
+			e := timeline.Event{Time: at, Kind: timeline.State, Phase: r.phase.Load().(string), Data: doc}
+			if err != nil {
+				e.Message = "state sample failed: " + err.Error()
+			}
+			r.event(e)
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	tick := time.NewTicker(st.Interval.D())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.sampler.run(ctx, tick.C)
+	}()
+	return func() {
+		cancel()
+		tick.Stop()
+		<-done
+	}
+}
+
+// stopTarget stops a target chaoskit started, SIGTERM then SIGKILL.
+func (r *run) stopTarget() {
+	if r.tgt == nil || r.tgt.proc == nil {
+		return
+	}
+	p := r.tgt.proc
+	r.noteExit()
+	if p.exited() {
+		return
+	}
+	killed := p.stop(r.sc.Target.StopGrace.D())
+	msg := "stopped"
+	if killed {
+		msg = "killed"
+	}
+	r.event(processEvent(msg, map[string]any{"pid": p.pid(), "grace_ns": r.sc.Target.StopGrace.D()}))
+}
+
+// noteExit records, once, that the target exited on its own.
+func (r *run) noteExit() {
+	p := r.tgt.proc
+	if p == nil || !p.exited() {
+		return
+	}
+	r.exitOnce.Do(func() {
+		r.event(processEvent("exited", map[string]any{"pid": p.pid(), "status": p.exitDescription()}))
+	})
 }
 
 func (r *run) event(e timeline.Event) {
@@ -245,224 +343,13 @@ func processEvent(what string, data map[string]any) timeline.Event {
 }
 
 func (r *run) phases(ctx context.Context) error {
-	reqs, err := r.sc.Load.Expand()
-	if err != nil {
-		return err
-	}
-	client := newClient(r.sc.Load)
-	defer client.CloseIdleConnections()
-	tgts := make([]vegeta.Target, len(reqs))
-	for i, q := range reqs {
-		h := http.Header{}
-		for k, v := range q.Headers {
-			h.Set(k, v)
-		}
-		tgts[i] = vegeta.Target{Method: q.Method, URL: r.tgt.baseURL + q.Path, Header: h, Body: []byte(q.Body)}
-	}
-	var next atomic.Uint64
-	targeter := func(t *vegeta.Target) error {
-		*t = tgts[(next.Add(1)-1)%uint64(len(tgts))]
-		return nil
-	}
-	total := time.Duration(0)
-	for _, p := range r.sc.Phases {
-		total += p.Duration.D()
-	}
 	for i := range r.sc.Phases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.phase(ctx, &r.sc.Phases[i], client, targeter); err != nil {
+		if err := r.runPhase(ctx, &r.sc.Phases[i]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func (r *run) phase(ctx context.Context, p *scenarios.Phase, client *http.Client, targeter vegeta.Targeter) error {
-	boundary := time.Now()
-	r.event(timeline.Event{Time: boundary, Kind: timeline.PhaseStart, Phase: p.Name, Planned: p.Duration.D()})
-	before, _, _ := r.tgt.hits(ctx)
-	for _, f := range p.Faults {
-		if err := r.enable(ctx, p.Name, boundary, f); err != nil {
-			return err
-		}
-	}
-
-	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(r.sc.Load.Workers)),
-		vegeta.MaxWorkers(uint64(r.sc.Load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
-	rate := vegeta.Rate{Freq: r.sc.Load.Rate.Freq, Per: r.sc.Load.Rate.Per}
-	results := atk.Attack(targeter, rate, p.Duration.D(), r.sc.Name)
-	stop := context.AfterFunc(ctx, func() { atk.Stop() })
-	n, ok := 0, 0
-	for res := range results {
-		n++
-		if res.Code >= 200 && res.Code < 400 {
-			ok++
-		}
-		r.recordResult(p.Name, res)
-	}
-	stop()
-	_ = r.tw.Flush()
-	end := time.Now()
-	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name})
-
-	var errs []error
-	for _, f := range p.Faults {
-		if err := r.disable(ctx, p.Name, end, f.Path); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(p.Faults) > 0 {
-		after, ok, err := r.tgt.hits(context.WithoutCancel(ctx))
-		if ok && err == nil {
-			for _, f := range p.Faults {
-				h := after.Hits[f.Path] - before.Hits[f.Path]
-				r.event(timeline.Event{Time: time.Now(), Kind: timeline.FaultHits, Phase: p.Name, Point: f.Path, Hits: &h})
-			}
-		}
-	}
-	fmt.Fprintf(r.opts.Log, "  %-24s %6v  %5d requests  %5.1f%% 2xx/3xx%s\n", p.Name, end.Sub(boundary).Round(10*time.Millisecond), n, pct(ok, n), faultNote(p))
-	if r.tgt.proc != nil && r.tgt.proc.exited() {
-		return infra("the target exited during phase "+p.Name, "see target.stderr in the run directory", errors.New(r.tgt.proc.exitDescription()))
-	}
-	return errors.Join(errs...)
-}
-
-func faultNote(p *scenarios.Phase) string {
-	if len(p.Faults) == 0 {
-		return ""
-	}
-	var s []string
-	for _, f := range p.Faults {
-		s = append(s, f.Point+"="+f.Action)
-	}
-	return "  faults: " + strings.Join(s, ", ")
-}
-
-func pct(a, b int) float64 {
-	if b == 0 {
-		return 0
-	}
-	return 100 * float64(a) / float64(b)
-}
-
-// enable switches one fault on, recording it first so that a run killed
-// right after can still be rolled back.
-func (r *run) enable(ctx context.Context, phase string, boundary time.Time, f scenarios.Fault) error {
-	r.enabled[f.Path] = true
-	if err := r.saveRecord(); err != nil {
-		return infra("cannot record the fault about to be enabled", "", err)
-	}
-	if err := r.tgt.control.Enable(ctx, f.Path, f.Term); err != nil {
-		if errors.Is(err, inject.ErrUnreachable) {
-			return infra("the failpoint control endpoint is unreachable", "check target.failpoints", err)
-		}
-		return infra("the control endpoint refused a fault", "check the fault's action and value, or the raw term", err)
-	}
-	r.event(timeline.Event{Time: time.Now(), Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: time.Since(boundary)})
-	return nil
-}
-
-func (r *run) disable(ctx context.Context, phase string, boundary time.Time, path string) error {
-	if err := r.disableWithRetry(context.WithoutCancel(ctx), path); err != nil {
-		return err
-	}
-	delete(r.enabled, path)
-	r.event(timeline.Event{Time: time.Now(), Kind: timeline.FaultOff, Phase: phase, Point: path, Ack: time.Since(boundary)})
-	return nil
-}
-
-// disableWithRetry tries hard to switch a fault off: an endpoint that
-// hiccups must not leave a service faulted.
-func (r *run) disableWithRetry(ctx context.Context, path string) error {
-	var err error
-	for attempt, wait := 0, 50*time.Millisecond; attempt < 5; attempt, wait = attempt+1, wait*2 {
-		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err = r.tgt.control.Disable(actx, path)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		time.Sleep(wait)
-	}
-	return infra("could not disable fault "+path, "run `chaoskit rollback "+r.dir+"` once the endpoint answers", err)
-}
-
-func (r *run) saveRecord() error {
-	rec := faultRecord{Control: r.tgt.controlAddr}
-	for p := range r.enabled {
-		rec.Points = append(rec.Points, p)
-	}
-	sort.Strings(rec.Points)
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(r.dir, FaultRecord+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(r.dir, FaultRecord))
-}
-
-// rollback disables every fault still on and checks the endpoint agrees.
-func (r *run) rollback() error {
-	if r.tgt == nil || r.tgt.control == nil || len(r.enabled) == 0 {
-		return nil
-	}
-	var errs []error
-	for path := range r.enabled {
-		if err := r.disableWithRetry(context.Background(), path); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		delete(r.enabled, path)
-		r.event(timeline.Event{Time: time.Now(), Kind: timeline.FaultOff, Point: path, Message: "rolled back"})
-	}
-	return errors.Join(errs...)
-}
-
-// keepHeader says which response headers the timeline keeps.
-func keepHeader(name string) bool {
-	return strings.HasPrefix(name, "X-Chaoskit-") || name == "Retry-After" || name == "Content-Type"
-}
-
-func (r *run) recordResult(phase string, res *vegeta.Result) {
-	_ = r.resEnc.Encode(res)
-	q := timeline.Request{
-		Seq: r.seq.Add(1), Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
-		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
-		Latency: res.Latency, Error: res.Error, BodySize: len(res.Body),
-	}
-	if len(res.Body) > 0 {
-		sum := sha256.Sum256(res.Body)
-		q.BodyHash = hex.EncodeToString(sum[:])
-		if len(res.Body) <= timeline.MaxBody {
-			q.Body = string(res.Body)
-		}
-	}
-	for k, v := range res.Headers {
-		if len(v) > 0 && r.keep(k) {
-			if q.Headers == nil {
-				q.Headers = map[string]string{}
-			}
-			q.Headers[k] = v[0]
-		}
-	}
-	r.tlMu.Lock()
-	r.tl.Requests = append(r.tl.Requests, q)
-	r.tlMu.Unlock()
-	_ = r.tw.Request(&q)
-}
-
-func newClient(l scenarios.Load) *http.Client {
-	return &http.Client{
-		Timeout: l.Timeout.D(),
-		Transport: &http.Transport{
-			MaxIdleConnsPerHost: l.MaxWorkers,
-			IdleConnTimeout:     30 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }

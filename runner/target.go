@@ -3,11 +3,16 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +23,7 @@ import (
 
 // target is a service under test, started by chaoskit or already running.
 type target struct {
+	spec    scenarios.Target
 	desc    string
 	baseURL string
 	control inject.Controller
@@ -28,29 +34,37 @@ type target struct {
 	client      *http.Client
 }
 
+// startAttempts is how often a started target is retried with new ports
+// when the ones chaoskit picked were taken before the target bound them.
+const startAttempts = 3
+
 // startTarget brings the scenario's target up and waits until it is ready.
 func (r *run) startTarget(ctx context.Context) (*target, error) {
-	t := &target{client: &http.Client{Timeout: 2 * time.Second}}
 	spec := r.sc.Target
+	t := &target{spec: spec, client: &http.Client{Timeout: 2 * time.Second}}
+	var err error
 	switch {
 	case spec.Demo != nil:
 		t.desc = "demo"
-		if err := r.startDemo(ctx, t, spec.Demo.Args); err != nil {
-			return t, err
-		}
+		err = r.startDemo(ctx, t, spec.Demo.Args)
+	case spec.Command != nil:
+		t.desc = strings.Join(spec.Command.Argv, " ")
+		err = r.startCommand(ctx, t)
 	default:
 		t.desc = spec.URL
 		t.baseURL = strings.TrimRight(spec.URL, "/")
 		if spec.Failpoints != "" {
-			t.controlAddr = normalizeURL(spec.Failpoints)
-			t.control = inject.NewHTTPController(t.controlAddr)
+			t.setControl(spec.Failpoints)
 		}
+		t.hitsURL = t.baseURL + spec.Hits
+		err = t.waitReady(ctx, nil)
 	}
-	t.hitsURL = t.baseURL + spec.Hits
-	if err := t.waitReady(ctx, r.opts.ReadyTimeout); err != nil {
-		return t, err
-	}
-	return t, nil
+	return t, err
+}
+
+func (t *target) setControl(addr string) {
+	t.controlAddr = normalizeURL(addr)
+	t.control = inject.NewHTTPController(t.controlAddr)
 }
 
 func normalizeURL(s string) string {
@@ -64,28 +78,29 @@ func normalizeURL(s string) string {
 // free loopback port. A port taken between choosing and binding it makes
 // the child exit at once; that is retried with another port.
 func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
+	if _, err := os.Stat(r.opts.Self); err != nil {
+		return infra("cannot start the demo target: "+r.opts.Self+" is missing", "reinstall chaoskit or run it by its full path", err)
+	}
 	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < startAttempts; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return infra("no free loopback port for the failpoint endpoint", "", err)
 		}
 		ctrl := "127.0.0.1:" + strconv.Itoa(port)
 		argv := append([]string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}, args...)
-		proc, err := startProcess(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl},
-			"", filepath.Join(r.dir, "target.stdout"), filepath.Join(r.dir, "target.stderr"))
+		proc, err := r.spawn(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl}, "")
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the demo target %s", r.opts.Self), "check that the chaoskit binary exists and is executable", err)
 		}
-		r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv}))
-		addr, err := proc.waitLine(ctx, "listening on ", r.opts.ReadyTimeout)
+		addr, err := proc.waitLine(ctx, "listening on ", r.sc.Target.Ready.Timeout.D())
 		if err != nil {
 			proc.stop(time.Second)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			lastErr = err
-			if strings.Contains(err.Error(), "address already in use") {
+			if portTaken(proc) {
 				continue
 			}
 			return infra("the demo target did not start", "see target.stderr in the run directory", err)
@@ -96,11 +111,152 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 		}
 		t.proc = proc
 		t.baseURL = "http://" + addr
-		t.controlAddr = "http://" + ctrl
-		t.control = inject.NewHTTPController(ctrl)
-		return nil
+		t.hitsURL = t.baseURL + r.sc.Target.Hits
+		t.setControl(ctrl)
+		return t.waitReady(ctx, proc)
 	}
 	return infra("the demo target did not start", "free some loopback ports and retry", lastErr)
+}
+
+// startCommand starts the scenario's command with its port placeholders
+// filled and GO_FAILPOINTS_HTTP set, and waits until it is ready.
+func (r *run) startCommand(ctx context.Context, t *target) error {
+	names := r.sc.Target.PortNames()
+	var lastErr error
+	for attempt := 0; attempt < startAttempts; attempt++ {
+		ports := map[string]int{}
+		for _, n := range names {
+			p, err := freePort()
+			if err != nil {
+				return infra("no free loopback port for the target", "", err)
+			}
+			ports[n] = p
+		}
+		spec := r.sc.Target.WithPorts(ports)
+		if spec.Failpoints == "" {
+			p, err := freePort()
+			if err != nil {
+				return infra("no free loopback port for the failpoint endpoint", "", err)
+			}
+			spec.Failpoints = "127.0.0.1:" + strconv.Itoa(p)
+		}
+		if err := checkFixedPorts(r.sc.Target, spec); err != nil {
+			return err
+		}
+		cmd := spec.Command
+		argv0, err := resolveProgram(cmd.Argv[0], cmd.Dir)
+		if err != nil {
+			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build -o BINARY ./cmd/yourservice) or fix target.command.argv", nil)
+		}
+		env := []string{"GO_FAILPOINTS_HTTP=" + hostPort(spec.Failpoints)}
+		keys := make([]string, 0, len(cmd.Env))
+		for k := range cmd.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+cmd.Env[k])
+		}
+		argv := append([]string{argv0}, cmd.Argv[1:]...)
+		proc, err := r.spawn(argv, env, cmd.Dir)
+		if err != nil {
+			return infra("cannot start the target", "fix target.command", err)
+		}
+		t.proc = proc
+		t.baseURL = strings.TrimRight(spec.URL, "/")
+		t.hitsURL = t.baseURL + spec.Hits
+		t.setControl(spec.Failpoints)
+		err = t.waitReady(ctx, proc)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		proc.stop(r.sc.Target.StopGrace.D())
+		r.event(processEvent("stopped", map[string]any{"pid": proc.pid(), "reason": "not ready"}))
+		t.proc = nil
+		lastErr = err
+		if len(names) > 0 && portTaken(proc) {
+			continue // another process took a chosen port first
+		}
+		return err
+	}
+	return lastErr
+}
+
+// spawn starts argv with its output saved in the run directory and records
+// it on the timeline.
+func (r *run) spawn(argv, env []string, dir string) (*process, error) {
+	proc, err := startProcess(argv, env, dir, filepath.Join(r.dir, "target.stdout"), filepath.Join(r.dir, "target.stderr"))
+	if err != nil {
+		return nil, err
+	}
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv}))
+	return proc, nil
+}
+
+// portTaken says whether a process that exited complained that its address
+// was in use.
+func portTaken(p *process) bool {
+	if p == nil || !p.exited() {
+		return false
+	}
+	return strings.Contains(strings.ToLower(p.stderr.String()), "address already in use")
+}
+
+// resolveProgram finds the program a command names: a path (relative to
+// dir) or a name in PATH.
+func resolveProgram(name, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%s does not exist", p)
+		case st.IsDir() || st.Mode()&0o111 == 0:
+			return "", fmt.Errorf("%s is not an executable file", p)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not in PATH", name)
+	}
+	return p, nil
+}
+
+// checkFixedPorts refuses to start a command whose url or control endpoint
+// names a fixed port that something already listens on: the service could
+// not bind it, and chaoskit would attack whatever holds it.
+func checkFixedPorts(orig, filled scenarios.Target) error {
+	for _, c := range []struct{ orig, filled, field string }{
+		{orig.URL, filled.URL, "url"},
+		{orig.Failpoints, filled.Failpoints, "failpoints"},
+	} {
+		if c.orig == "" || c.orig != c.filled {
+			continue // empty, or a port chaoskit chose
+		}
+		hp := hostPort(c.filled)
+		l, err := net.Listen("tcp", hp)
+		if err != nil {
+			return infra(fmt.Sprintf("port %s (target.%s) is already in use by another process", hp, c.field),
+				"stop what listens there, or write {port} in target."+c.field+" and the command so chaoskit picks a free port", nil)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// hostPort returns the host:port of a URL or host:port string.
+func hostPort(s string) string {
+	if u, err := url.Parse(normalizeURL(s)); err == nil && u.Host != "" {
+		if u.Port() == "" {
+			return net.JoinHostPort(u.Hostname(), "80")
+		}
+		return u.Host
+	}
+	return s
 }
 
 // freePort asks the kernel for a free loopback TCP port.
@@ -113,37 +269,46 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitReady polls /healthz and the control endpoint until both answer.
-func (t *target) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	health := t.baseURL + "/healthz"
-	var last error
+// readyPoll is how often readiness is probed.
+const readyPoll = 20 * time.Millisecond
+
+// waitReady probes the readiness path (and the control endpoint, if any)
+// until both answer, the target exits, or the readiness timeout passes.
+func (t *target) waitReady(ctx context.Context, proc *process) error {
+	timeout := t.spec.Ready.Timeout.D()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var done <-chan struct{}
+	if proc != nil {
+		done = proc.done
+	}
+	url := t.baseURL + t.spec.Ready.Path
+	tick := time.NewTicker(readyPoll)
+	defer tick.Stop()
 	for {
-		if t.proc != nil && t.proc.exited() {
-			return infra("the target exited before it was ready", "see target.stderr in the run directory", fmt.Errorf("%s", t.proc.exitDescription()))
-		}
-		last = t.probe(ctx, health)
+		last := t.probe(ctx, url, t.spec.Ready.Status)
 		if last == nil && t.control != nil {
-			_, last = t.control.Active(ctx)
+			if _, err := t.control.Active(ctx); err != nil {
+				last = fmt.Errorf("control endpoint %s: %v", t.controlAddr, errors.Unwrap(err))
+			}
 		}
 		if last == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			return infra(fmt.Sprintf("the target was not ready within %v", timeout), "check the readiness path and that the service listens where the scenario says", last)
-		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
+		case <-done:
+			return infra("the target exited before it was ready ("+proc.exitDescription()+")", "see target.stderr in the run directory", nil)
+		case <-deadline.C:
+			return infra(fmt.Sprintf("the target was not ready within %v: %v", timeout, last),
+				"check target.ready (path, status, timeout) and that the service listens at target.url", nil)
+		case <-tick.C:
 		}
 	}
 }
 
-func (t *target) probe(ctx context.Context, url string) error {
+func (t *target) probe(ctx context.Context, url string, status int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -153,9 +318,9 @@ func (t *target) probe(ctx context.Context, url string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != status {
+		return fmt.Errorf("GET %s: %s, want %d", url, resp.Status, status)
 	}
 	return nil
 }

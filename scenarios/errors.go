@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -20,6 +21,46 @@ type Error struct {
 	// Msg says what is wrong; Hint, when set, what would be right.
 	Msg  string
 	Hint string
+	// Excerpt is the offending line of the file, when known.
+	Excerpt string
+}
+
+// setExcerpt keeps the line of data the error points at.
+func (e *Error) setExcerpt(data []byte) {
+	if e.Line <= 0 || e.Excerpt != "" {
+		return
+	}
+	lines := strings.Split(string(data), "\n")
+	if e.Line <= len(lines) {
+		e.Excerpt = strings.TrimRight(lines[e.Line-1], "\r")
+	}
+}
+
+// Detail returns the error followed by the offending line with a caret
+// under the column, as compilers print it.
+func (e *Error) Detail() string {
+	if e.Excerpt == "" {
+		return e.Error()
+	}
+	num := strconv.Itoa(e.Line)
+	pad := strings.Repeat(" ", len(num))
+	caret := ""
+	if e.Col > 0 {
+		// Keep tabs so the caret lines up under tab-indented text.
+		prefix := []rune(e.Excerpt)
+		if e.Col-1 < len(prefix) {
+			prefix = prefix[:e.Col-1]
+		}
+		for _, r := range prefix {
+			if r == '\t' {
+				caret += "\t"
+			} else {
+				caret += " "
+			}
+		}
+		caret += "^"
+	}
+	return fmt.Sprintf("%s\n  %s | %s\n  %s | %s", e.Error(), num, e.Excerpt, pad, caret)
 }
 
 func (e *Error) Error() string {
@@ -46,6 +87,15 @@ func (l ErrorList) Error() string {
 	msgs := make([]string, len(l))
 	for i, e := range l {
 		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Detail returns every error with its excerpt, one after the other.
+func (l ErrorList) Detail() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Detail()
 	}
 	return strings.Join(msgs, "\n")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -26,15 +27,25 @@ type Options struct {
 	// Catalog returns the failpoints of a scenario's target, against which
 	// fault points are resolved. Nil leaves points unresolved.
 	Catalog func(t Target) (*inject.Catalog, error)
+	// Vars override the scenarios' vars (--var name=value).
+	Vars map[string]string
+	// RateScale multiplies every rate of every phase; 0 means 1.
+	RateScale float64
 }
 
 // Defaults applied to fields a scenario leaves out.
 const (
-	DefaultTimeout    = 2 * time.Second
-	DefaultWorkers    = 10
-	DefaultMaxWorkers = 500
+	DefaultTimeout       = 2 * time.Second
+	DefaultWorkers       = 10
+	DefaultMaxWorkers    = 500
+	DefaultReadyPath     = "/healthz"
+	DefaultReadyTimeout  = 15 * time.Second
+	DefaultStateInterval = 100 * time.Millisecond
+	DefaultStopGrace     = 3 * time.Second
 	// MaxPhase bounds one phase so that no run goes on for ever.
 	MaxPhase = time.Hour
+	// MaxBodyFile bounds a request body read from a file.
+	MaxBodyFile = 4 << 20
 )
 
 // LoadFile reads, decodes and validates one scenario file.
@@ -47,26 +58,73 @@ func LoadFile(path string, opts Options) (*Scenario, error) {
 }
 
 // Parse decodes and validates a scenario held in data; name is used in
-// error positions.
+// error positions and relative paths are taken from its directory.
 func Parse(name string, data []byte, opts Options) (*Scenario, error) {
+	sc, errs := parse(name, data, opts)
+	if len(errs) > 0 {
+		errs.sort()
+		for _, e := range errs {
+			e.setExcerpt(data)
+		}
+		return nil, errs
+	}
+	return sc, nil
+}
+
+func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, ErrorList{{File: name, Msg: "scenario file is empty", Hint: "see docs/scenarios.md for an example"}}
+	}
+	// The vars are read from a copy in which every ${name} is blanked out
+	// with as many x's, so a reference in flow style parses and positions
+	// stay put.
+	blank := varRef.ReplaceAllFunc(data, func(m []byte) []byte { return bytes.Repeat([]byte("x"), len(m)) })
+	raw, err := parser.ParseBytes(blank, 0)
+	if err != nil {
+		return nil, ErrorList{decodeError(name, err)}
+	}
+	declared, errs := declaredVars(name, raw)
+	values := map[string]string{}
+	for k, v := range declared {
+		values[k] = v
+	}
+	for k, v := range opts.Vars {
+		values[k] = v
+	}
+	text, cols, used, serrs := substitute(name, data, values)
+	if errs = append(errs, serrs...); len(errs) > 0 {
+		return nil, errs
+	}
 	var sc Scenario
-	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField())
+	dec := yaml.NewDecoder(bytes.NewReader(text), yaml.Strict(), yaml.DisallowUnknownField())
 	if err := dec.Decode(&sc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, ErrorList{{File: name, Msg: "scenario file holds no document"}}
+		}
 		e := decodeError(name, err)
 		if strings.HasPrefix(e.Msg, "unknown field") {
 			e.Hint = fieldHint(e.Msg)
 		}
+		e.Col = cols.orig(e.Line, e.Col)
 		return nil, ErrorList{e}
 	}
-	sc.File = name
-	file, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, ErrorList{decodeError(name, err)}
+	sc.File, sc.Source, sc.Values = name, data, values
+	sc.names = map[string]bool{}
+	for k := range declared {
+		sc.names[k] = true
 	}
-	v := &validator{file: name, ast: file, sc: &sc, opts: opts}
+	for k := range used {
+		sc.names[k] = true
+	}
+	file, err := parser.ParseBytes(text, 0)
+	if err != nil {
+		e := decodeError(name, err)
+		e.Col = cols.orig(e.Line, e.Col)
+		return nil, ErrorList{e}
+	}
+	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols}
 	v.validate()
 	if len(v.errs) > 0 {
-		v.errs.sort()
 		return nil, v.errs
 	}
 	return &sc, nil
@@ -112,7 +170,8 @@ func Collect(paths []string) ([]string, error) {
 }
 
 // LoadAll loads every scenario under paths (see Collect) and reports every
-// problem in every file at once. Scenario names must be unique.
+// problem in every file at once. Scenario names must be unique, and every
+// variable in opts.Vars must be one some scenario declares or uses.
 func LoadAll(paths []string, opts Options) ([]*Scenario, error) {
 	files, err := Collect(paths)
 	if err != nil {
@@ -125,6 +184,7 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 	var out []*Scenario
 	var errs ErrorList
 	names := map[string]string{}
+	known := map[string]bool{}
 	for _, f := range files {
 		data, err := read(f)
 		if err != nil {
@@ -142,7 +202,31 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 			continue
 		}
 		names[sc.Name] = f
+		for n := range sc.names {
+			known[n] = true
+		}
 		out = append(out, sc)
+	}
+	if len(errs) == 0 {
+		var all []string
+		for n := range known {
+			all = append(all, n)
+		}
+		sort.Strings(all)
+		var unknown []string
+		for n := range opts.Vars {
+			if !known[n] {
+				unknown = append(unknown, n)
+			}
+		}
+		sort.Strings(unknown)
+		for _, n := range unknown {
+			hint := didYouMean(n, all)
+			if len(all) == 0 {
+				hint = "these scenarios declare no vars"
+			}
+			errs = append(errs, &Error{File: "--var", Msg: fmt.Sprintf("no scenario declares or uses variable %q", n), Hint: hint})
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
@@ -162,10 +246,16 @@ func Bundled(opts Options) ([]*Scenario, error) {
 // validator checks a decoded scenario and records errors at YAML paths.
 type validator struct {
 	file string
+	dir  string
 	ast  *ast.File
 	sc   *Scenario
 	opts Options
+	cols colMap
 	errs ErrorList
+
+	catalog    *inject.Catalog
+	catalogErr error
+	catalogRun bool
 }
 
 // errorf records an error at the node the YAML path names (or its nearest
@@ -173,6 +263,7 @@ type validator struct {
 func (v *validator) errorf(path, hint, format string, args ...any) {
 	e := &Error{File: v.file, Msg: fmt.Sprintf(format, args...), Hint: hint}
 	e.Line, e.Col = v.position(path)
+	e.Col = v.cols.orig(e.Line, e.Col)
 	v.errs = append(v.errs, e)
 }
 
@@ -203,13 +294,21 @@ func parentPath(p string) string {
 	return p[:i]
 }
 
+// path resolves a file name relative to the scenario's directory.
+func (v *validator) path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(v.dir, p)
+}
+
 func (v *validator) validate() {
 	sc := v.sc
 	if strings.TrimSpace(sc.Name) == "" {
 		v.errorf("$", "add name: my-scenario", "scenario has no name")
 	}
 	v.validateTarget()
-	v.validateLoad()
+	v.validateLoad("$.load", &sc.Load, true)
 	phases := map[string]*Phase{}
 	if len(sc.Phases) == 0 {
 		v.errorf("$", "add a phases list with at least one phase", "scenario has no phases")
@@ -231,7 +330,27 @@ func (v *validator) validate() {
 		case p.Duration.D() > MaxPhase:
 			v.errorf(at+".duration", "split it into shorter phases", "phase %q lasts %v, more than the %v limit", p.Name, p.Duration.D(), MaxPhase)
 		}
+		p.Effective = sc.Load
+		if p.Load != nil {
+			v.validateLoad(at+".load", p.Load, false)
+			p.Effective = sc.Load.Merge(*p.Load)
+			if e := p.Effective; e.Workers > e.MaxWorkers {
+				v.errorf(at+".load", "", "workers %d and max_workers %d: need workers <= max_workers", e.Workers, e.MaxWorkers)
+			}
+		}
+		if v.opts.RateScale > 0 {
+			p.Effective = p.Effective.Scale(v.opts.RateScale)
+		}
 		v.validateFaults(at, p)
+	}
+	t := sc.Target
+	if t.Command == nil && t.Demo == nil && t.URL != "" && t.Failpoints == "" {
+		for i, p := range sc.Phases {
+			if len(p.Faults) > 0 {
+				v.errorf(fmt.Sprintf("$.phases[%d].faults", i), "add target.failpoints: the address the service was given in GO_FAILPOINTS_HTTP", "phase %q switches faults but the target has no failpoint control endpoint", p.Name)
+				break
+			}
+		}
 	}
 	for i := range sc.Contracts {
 		v.validateContract(i, phases)
@@ -240,25 +359,96 @@ func (v *validator) validate() {
 
 func (v *validator) validateTarget() {
 	t := &v.sc.Target
+	kinds := 0
+	for _, set := range []bool{t.Demo != nil, t.Command != nil, t.URL != "" && t.Command == nil} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
-	case t.Demo != nil && t.URL != "":
-		v.errorf("$.target", "keep one of them", "target has both demo and url")
-	case t.Demo == nil && t.URL == "":
-		v.errorf("$.target", "write target: {demo: {args: []}} or target: {url: http://127.0.0.1:8080, failpoints: http://127.0.0.1:7070}", "target names no service")
-	case t.URL != "":
-		if err := CheckLoopback(t.URL); err != nil {
+	case kinds == 0:
+		v.errorf("$.target", "write target: {demo: {args: []}}, target: {command: {argv: [...]}, url: http://127.0.0.1:{port}} or target: {url: http://127.0.0.1:8080, failpoints: http://127.0.0.1:7070}", "target names no service")
+	case t.Demo != nil && (t.Command != nil || t.URL != ""):
+		v.errorf("$.target", "keep demo, or command with url, or url alone", "target has demo and also command or url")
+	case t.Demo != nil && t.Failpoints != "":
+		v.errorf("$.target.failpoints", "remove failpoints: the demo's control endpoint is chosen by chaoskit", "the demo target takes no failpoints address")
+	}
+	ports := t.PortNames()
+	if len(ports) > 0 && t.Command == nil {
+		v.errorf("$.target", "use {port} only with target.command, which chaoskit starts with the chosen ports", "target uses a {port} placeholder but chaoskit does not start it")
+	}
+	dummy := map[string]int{}
+	for _, n := range ports {
+		dummy[n] = 1
+	}
+	if t.Command != nil {
+		c := t.Command
+		switch {
+		case len(c.Argv) == 0 || strings.TrimSpace(c.Argv[0]) == "":
+			v.errorf("$.target.command", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
+		case t.URL == "":
+			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command", "target.command needs a url: where the started service listens")
+		}
+		c.Dir = v.path(c.Dir)
+		if c.Dir == "" {
+			c.Dir = v.dir
+		}
+		for k := range c.Env {
+			if k == "" || strings.ContainsAny(k, "= ") {
+				v.errorf("$.target.command.env", "", "environment variable name %q is not valid", k)
+			}
+		}
+	}
+	if t.URL != "" {
+		if err := CheckLoopback(FillPorts(t.URL, dummy)); err != nil {
 			v.errorf("$.target.url", "chaoskit only sends load to loopback addresses (127.0.0.0/8, ::1)", "%v", err)
 		}
-		if t.Failpoints != "" {
-			if err := CheckLoopback(t.Failpoints); err != nil {
-				v.errorf("$.target.failpoints", "the control endpoint must be on a loopback address", "%v", err)
-			}
+	}
+	if t.Failpoints != "" {
+		if err := CheckLoopback(FillPorts(t.Failpoints, dummy)); err != nil {
+			v.errorf("$.target.failpoints", "the control endpoint must be on a loopback address", "%v", err)
 		}
 	}
 	if t.Hits == "" {
 		t.Hits = inject.HitsPath
 	} else if !strings.HasPrefix(t.Hits, "/") {
 		v.errorf("$.target.hits", "write a path such as /debug/chaoskit/faults", "hits %q is not a path", t.Hits)
+	}
+	r := &t.Ready
+	if r.Path == "" {
+		r.Path = DefaultReadyPath
+	} else if !strings.HasPrefix(r.Path, "/") {
+		v.errorf("$.target.ready.path", "write a path such as /healthz", "readiness path %q is not a path", r.Path)
+	}
+	if r.Status == 0 {
+		r.Status = 200
+	} else if r.Status < 100 || r.Status > 599 {
+		v.errorf("$.target.ready.status", "write an HTTP status such as 200", "readiness status %d is not an HTTP status", r.Status)
+	}
+	if r.Timeout == 0 {
+		r.Timeout = Duration(DefaultReadyTimeout)
+	}
+	if s := t.State; s != nil {
+		if !strings.HasPrefix(s.Path, "/") {
+			v.errorf("$.target.state.path", "write a path such as /debug/chaoskit/state", "state path %q is not a path", s.Path)
+		}
+		switch {
+		case s.Interval == 0:
+			s.Interval = Duration(DefaultStateInterval)
+		case s.Interval.D() < 10*time.Millisecond:
+			v.errorf("$.target.state.interval", "sample at most every 10ms", "state interval %v is too short", s.Interval.D())
+		}
+	}
+	if t.StopGrace == 0 {
+		t.StopGrace = Duration(DefaultStopGrace)
+	}
+	if t.Source != "" {
+		t.Source = v.path(t.Source)
+		if st, err := os.Stat(t.Source); err != nil || !st.IsDir() {
+			v.errorf("$.target.source", "give the directory of the service's Go module, relative to the scenario file", "source %s is not a directory", t.Source)
+		}
+	} else if len(t.Packages) > 0 {
+		v.errorf("$.target.packages", "add source: the directory the packages are in", "packages given without source")
 	}
 }
 
@@ -286,57 +476,216 @@ func CheckLoopback(raw string) error {
 
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
 
-func (v *validator) validateLoad() {
-	l := &v.sc.Load
-	if l.Rate.Freq == 0 {
-		v.errorf("$.load.rate", "add rate: 100/s", "load has no rate")
+var sineStarts = map[string]float64{"": 0, "mean-up": 0, "peak": 0.5, "mean-down": 1, "trough": 1.5}
+
+// SineStart returns the phase, in multiples of π, a sine pacer starts at.
+func (p SinePacer) SineStart() float64 { return sineStarts[p.Start] }
+
+// validateLoad checks a load; full is false for a phase's override, whose
+// unset fields come from the scenario's load.
+func (v *validator) validateLoad(at string, l *Load, full bool) {
+	if full {
+		if l.Rate.IsZero() && l.Pacer == nil {
+			v.errorf(at+".rate", "add rate: 100/s", "load has no rate")
+		}
+		if l.Timeout == 0 {
+			l.Timeout = Duration(DefaultTimeout)
+		}
+		if l.Workers == 0 {
+			l.Workers = DefaultWorkers
+		}
+		if l.MaxWorkers == 0 {
+			l.MaxWorkers = DefaultMaxWorkers
+		}
+		if l.Workers > l.MaxWorkers {
+			v.errorf(at+".workers", "", "workers %d and max_workers %d: need workers <= max_workers", l.Workers, l.MaxWorkers)
+		}
+		if len(l.Requests) == 0 {
+			v.errorf(at, "add requests: [{method: GET, path: /}]", "load has no requests")
+		}
 	}
-	if l.Timeout == 0 {
-		l.Timeout = Duration(DefaultTimeout)
+	if l.Workers < 0 || l.MaxWorkers < 0 || l.Connections < 0 {
+		v.errorf(at, "", "workers, max_workers and connections must not be negative")
 	}
-	if l.Workers == 0 {
-		l.Workers = DefaultWorkers
+	if !l.Rate.IsZero() && l.Pacer != nil {
+		v.errorf(at+".pacer", "keep rate for a constant rate or pacer for a changing one", "load has both rate and pacer")
 	}
-	if l.MaxWorkers == 0 {
-		l.MaxWorkers = DefaultMaxWorkers
-	}
-	if l.Workers < 0 || l.MaxWorkers < l.Workers {
-		v.errorf("$.load.workers", "", "workers %d and max_workers %d: need 0 < workers <= max_workers", l.Workers, l.MaxWorkers)
-	}
-	if len(l.Requests) == 0 {
-		v.errorf("$.load", "add requests: [{method: GET, path: /}]", "load has no requests")
+	if l.Pacer != nil {
+		v.validatePacer(at+".pacer", l.Pacer)
 	}
 	for i := range l.Requests {
-		r := &l.Requests[i]
-		at := fmt.Sprintf("$.load.requests[%d]", i)
-		if r.Method == "" {
-			r.Method = "GET"
-		}
-		r.Method = strings.ToUpper(r.Method)
-		if !methods[r.Method] {
-			v.errorf(at+".method", "use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "unknown method %q", r.Method)
-		}
-		if !strings.HasPrefix(r.Path, "/") {
-			v.errorf(at+".path", "paths start with /", "path %q is not absolute", r.Path)
-			continue
-		}
-		if _, err := ExpandPath(r.Path); err != nil {
-			v.errorf(at+".path", "write a range as {1..50}", "%v", err)
+		v.validateRequest(fmt.Sprintf("%s.requests[%d]", at, i), &l.Requests[i])
+	}
+}
+
+func (v *validator) validatePacer(at string, p *Pacer) {
+	n := 0
+	if p.Linear != nil {
+		n++
+		if p.Linear.From.IsZero() || p.Linear.To.IsZero() {
+			v.errorf(at+".linear", "write linear: {from: 50/s, to: 500/s}", "linear pacer needs from and to")
 		}
 	}
+	if p.Sine != nil {
+		n++
+		s := p.Sine
+		switch {
+		case s.Mean.IsZero() || s.Amplitude.IsZero() || s.Period == 0:
+			v.errorf(at+".sine", "write sine: {mean: 200/s, amplitude: 100/s, period: 10s}", "sine pacer needs mean, amplitude and period")
+		case s.Amplitude.PerSecond() >= s.Mean.PerSecond():
+			v.errorf(at+".sine.amplitude", "make the amplitude smaller than the mean", "sine amplitude %v would drive the rate to zero or below (mean %v)", s.Amplitude, s.Mean)
+		}
+		if _, ok := sineStarts[s.Start]; !ok {
+			v.errorf(at+".sine.start", didYouMean(s.Start, []string{"mean-up", "peak", "mean-down", "trough"}), "unknown sine start %q", s.Start)
+		}
+	}
+	if p.Steps != nil {
+		n++
+		if len(p.Steps) == 0 {
+			v.errorf(at+".steps", "write steps: [{rate: 50/s, for: 2s}, {rate: 200/s}]", "steps pacer has no steps")
+		}
+		for i, s := range p.Steps {
+			sat := fmt.Sprintf("%s.steps[%d]", at, i)
+			if s.Rate.IsZero() {
+				v.errorf(sat, "add rate: 100/s", "step %d has no rate", i+1)
+			}
+			if s.For == 0 && i < len(p.Steps)-1 {
+				v.errorf(sat, "add for: 2s (only the last step may leave it out)", "step %d has no duration", i+1)
+			}
+		}
+	}
+	if n != 1 {
+		v.errorf(at, "choose one of linear, sine or steps", "a pacer needs exactly one of linear, sine or steps")
+	}
+}
+
+func (v *validator) validateRequest(at string, r *RequestSpec) {
+	if r.Method == "" {
+		r.Method = "GET"
+	}
+	r.Method = strings.ToUpper(r.Method)
+	if !methods[r.Method] {
+		v.errorf(at+".method", "use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "unknown method %q", r.Method)
+	}
+	if r.Weight < 0 {
+		v.errorf(at+".weight", "", "weight %d is negative", r.Weight)
+	}
+	if !strings.HasPrefix(r.Path, "/") {
+		v.errorf(at+".path", "paths start with /", "path %q is not absolute", r.Path)
+	} else if _, err := compileTemplate(r.Path); err != nil {
+		v.errorf(at+".path", "write {1..50}, {a|b}, {random:1..50} or {seq}", "%v", err)
+	}
+	for k, h := range r.Headers {
+		if _, err := compileTemplate(h); err != nil {
+			v.errorf(at+".headers."+k, "", "%v", err)
+		}
+	}
+	if r.BodyFile != "" {
+		if r.Body != "" {
+			v.errorf(at+".body_file", "keep body or body_file", "request has both body and body_file")
+			return
+		}
+		name := v.path(r.BodyFile)
+		st, err := os.Stat(name)
+		switch {
+		case err != nil:
+			v.errorf(at+".body_file", "the path is relative to the scenario file", "cannot read body_file: %v", err)
+			return
+		case st.Size() > MaxBodyFile:
+			v.errorf(at+".body_file", "", "body_file %s is larger than %d bytes", name, MaxBodyFile)
+			return
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			v.errorf(at+".body_file", "", "cannot read body_file: %v", err)
+			return
+		}
+		r.Body, r.BodyFile = string(data), name
+	}
+	if _, err := compileTemplate(r.Body); err != nil {
+		v.errorf(at+".body", "", "%v", err)
+	}
+}
+
+// Merge returns l with every field o sets replacing l's.
+func (l Load) Merge(o Load) Load {
+	if !o.Rate.IsZero() || o.Pacer != nil {
+		l.Rate, l.Pacer = o.Rate, o.Pacer
+	}
+	if o.Timeout != 0 {
+		l.Timeout = o.Timeout
+	}
+	if o.Workers != 0 {
+		l.Workers = o.Workers
+	}
+	if o.MaxWorkers != 0 {
+		l.MaxWorkers = o.MaxWorkers
+	}
+	if o.Connections != 0 {
+		l.Connections = o.Connections
+	}
+	if o.HTTP2 != nil {
+		l.HTTP2 = o.HTTP2
+	}
+	if o.Seed != 0 {
+		l.Seed = o.Seed
+	}
+	if len(o.Requests) > 0 {
+		l.Requests = o.Requests
+	}
+	return l
+}
+
+// Scale returns the load with every rate multiplied by f.
+func (l Load) Scale(f float64) Load {
+	l.Rate = l.Rate.Scale(f)
+	if l.Pacer != nil {
+		p := *l.Pacer
+		if p.Linear != nil {
+			p.Linear = &LinearPacer{From: p.Linear.From.Scale(f), To: p.Linear.To.Scale(f)}
+		}
+		if p.Sine != nil {
+			s := *p.Sine
+			s.Mean, s.Amplitude = s.Mean.Scale(f), s.Amplitude.Scale(f)
+			p.Sine = &s
+		}
+		if p.Steps != nil {
+			steps := make([]Step, len(p.Steps))
+			for i, s := range p.Steps {
+				steps[i] = Step{Rate: s.Rate.Scale(f), For: s.For}
+			}
+			p.Steps = steps
+		}
+		l.Pacer = &p
+	}
+	return l
+}
+
+// catalogFor returns the target's failpoint catalog, asking for it once.
+func (v *validator) catalogFor() (*inject.Catalog, error) {
+	if !v.catalogRun {
+		v.catalogRun = true
+		v.catalog, v.catalogErr = v.opts.Catalog(v.sc.Target)
+	}
+	return v.catalog, v.catalogErr
 }
 
 func (v *validator) validateFaults(at string, p *Phase) {
 	var cat *inject.Catalog
 	if v.opts.Catalog != nil && len(p.Faults) > 0 {
 		var err error
-		cat, err = v.opts.Catalog(v.sc.Target)
-		if err != nil {
-			v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
+		if cat, err = v.catalogFor(); err != nil {
+			if !v.catalogReported() {
+				v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
+			}
 			return
 		}
 	}
-	seen := map[string]bool{}
+	type window struct {
+		on, off time.Duration
+		at      string
+	}
+	windows := map[string][]window{}
 	for j := range p.Faults {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
@@ -353,10 +702,19 @@ func (v *validator) validateFaults(at string, p *Phase) {
 			}
 			f.Path = path
 		}
-		if seen[f.Path] {
-			v.errorf(fat+".point", "a failpoint holds one term at a time; merge the faults or use action: term", "failpoint %s has two faults in phase %q", f.Path, p.Name)
+		on, off := f.Window(p.Duration.D())
+		switch {
+		case f.After >= p.Duration:
+			v.errorf(fat+".after", "make after shorter than the phase", "fault starts %v into phase %q, which lasts %v", f.After.D(), p.Name, p.Duration.D())
+		case off > p.Duration.D():
+			v.errorf(fat+".for", "make after + for fit in the phase", "fault lasts until %v into phase %q, which lasts %v", off, p.Name, p.Duration.D())
 		}
-		seen[f.Path] = true
+		for _, w := range windows[f.Path] {
+			if on < w.off && w.on < off {
+				v.errorf(fat+".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", f.Path, p.Name)
+			}
+		}
+		windows[f.Path] = append(windows[f.Path], window{on, off, fat})
 		action := inject.Action(f.Action)
 		if !isAction(action) {
 			v.errorf(fat+".action", didYouMean(f.Action, actionNames()), "unknown fault action %q", f.Action)
@@ -371,6 +729,9 @@ func (v *validator) validateFaults(at string, p *Phase) {
 			continue
 		}
 		term, err := inject.Fault{Action: action, Value: f.Value, Probability: f.Probability, Count: f.Count}.Term(f.Path)
+		if err == nil && action == inject.Term {
+			err = inject.CheckTerm(term)
+		}
 		if err != nil {
 			field := ".action"
 			if f.Value != "" {
@@ -381,6 +742,16 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		f.Term = term
 	}
+}
+
+// catalogReported says whether the catalog error was already recorded.
+func (v *validator) catalogReported() bool {
+	for _, e := range v.errs {
+		if strings.HasPrefix(e.Msg, "cannot list the target's failpoints") {
+			return true
+		}
+	}
+	return false
 }
 
 func catalogHint(err error, cat *inject.Catalog) string {
@@ -429,6 +800,9 @@ func didYouMean(s string, choices []string) string {
 	}
 	return "choose one of " + strings.Join(choices, ", ")
 }
+
+// DidYouMean is didYouMean for callers outside the package (flags, --only).
+func DidYouMean(s string, choices []string) string { return didYouMean(s, choices) }
 
 // yamlFields lists every field name the schema knows, for unknown-field hints.
 var yamlFields = func() []string {

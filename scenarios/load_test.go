@@ -33,9 +33,16 @@ func TestLoadBundledWalkingSkeletonScenario(t *testing.T) {
 	if c := sc.Contracts[0]; c.Settle.D() != 500*time.Millisecond || len(c.Expect) != 3 {
 		t.Errorf("contract %+v", c)
 	}
-	reqs, err := sc.Load.Expand()
-	if err != nil || len(reqs) != 50 || reqs[49].Target() != "GET /products/50" {
-		t.Errorf("expanded %d requests, last %v, err %v", len(reqs), reqs[len(reqs)-1], err)
+	gen, err := NewGenerator(sc.Phases[0].Effective, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last Request
+	for range 50 {
+		last = gen.Next()
+	}
+	if last.Target() != "GET /products/50" || gen.Next().Target() != "GET /products/1" {
+		t.Errorf("50th request %v; the walk must go 1..50 and start again", last)
 	}
 }
 
@@ -92,7 +99,7 @@ func TestErrors(t *testing.T) {
 		{"type mismatch column", "status == 200 for", `status == "x" for`, `s.yaml:21:16: invalid operation`},
 		{"no quantifier", "status == 200 for >= 99%", "status == 200", `s.yaml:21:9: expectation "status == 200" has no quantifier`},
 		{"not loopback", "  demo:\n    args: []", "  url: http://10.1.2.3:8080", `s.yaml:3:8: "10.1.2.3" is not a loopback address`},
-		{"bad path template", "/products/{1..3}", "/products/{3..1}", `s.yaml:8:13: range {3..1} in path "/products/{3..1}" must go from low to high`},
+		{"bad path template", "/products/{1..3}", "/products/{3..1}", `s.yaml:8:13: template {3..1} in "/products/{3..1}": a range must go from low to high`},
 		{"bad probability", "action: error", "action: error\n        probability: 2", `s.yaml:17:22: probability 2 is outside 0..1`},
 		{"bad fault value", "action: error", "action: latency\n        value: soon", `s.yaml:17:16: latency value "soon" is not a positive duration`},
 		{"fault value", "action: error", "action: latency", `s.yaml:16:17: action latency needs a value`},
@@ -144,16 +151,6 @@ func TestParseRate(t *testing.T) {
 		if _, err := ParseRate(in); err == nil {
 			t.Errorf("ParseRate(%q) accepted", in)
 		}
-	}
-}
-
-func TestExpandPath(t *testing.T) {
-	got, err := ExpandPath("/a/{1..2}/b/{7..8}")
-	if err != nil || strings.Join(got, " ") != "/a/1/b/7 /a/1/b/8 /a/2/b/7 /a/2/b/8" {
-		t.Errorf("got %v, %v", got, err)
-	}
-	if _, err := ExpandPath("/{1..100000}/{1..2}"); err == nil {
-		t.Error("oversized expansion accepted")
 	}
 }
 

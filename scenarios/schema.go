@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -13,31 +14,70 @@ import (
 // phases with the faults each switches on, and the contracts that must hold.
 // See docs/scenarios.md for every field.
 type Scenario struct {
-	Name        string     `yaml:"name"`
-	Description string     `yaml:"description"`
-	Target      Target     `yaml:"target"`
-	Load        Load       `yaml:"load"`
-	Phases      []Phase    `yaml:"phases"`
-	Contracts   []Contract `yaml:"contracts"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Vars are the values ${name} stands for anywhere in the file; --var
+	// name=value overrides them.
+	Vars      map[string]string `yaml:"vars"`
+	Target    Target            `yaml:"target"`
+	Load      Load              `yaml:"load"`
+	Phases    []Phase           `yaml:"phases"`
+	Contracts []Contract        `yaml:"contracts"`
+	// Classify sorts requests into classes for the contracts; Writes says
+	// which requests are writes and how to read them back.
+	Classify *Classify `yaml:"classify"`
+	Writes   []Write   `yaml:"writes"`
 
 	// File is where the scenario was loaded from (not part of the YAML).
 	File string `yaml:"-"`
+	// Source is the file's text as loaded, before ${name} substitution.
+	Source []byte `yaml:"-"`
+	// Values are the variable values the scenario was loaded with: its vars
+	// with every --var applied.
+	Values map[string]string `yaml:"-"`
+
+	// names lists every variable the file declares or uses.
+	names map[string]bool
 }
 
-// Target says which service to attack.
+// Target says which service to attack: exactly one of Demo, Command (with
+// URL) or URL alone.
 type Target struct {
 	// Demo starts this chaoskit binary's bundled demo service.
 	Demo *DemoTarget `yaml:"demo"`
-	// URL attacks a service that is already running; Failpoints is then its
-	// control endpoint (the address it was given in GO_FAILPOINTS_HTTP).
-	URL        string `yaml:"url"`
+	// Command starts the service; chaoskit stops it at the end. URL is then
+	// where it listens, usually with a {port} placeholder.
+	Command *Command `yaml:"command"`
+	// URL is the service's base URL. Without Command the service is already
+	// running and chaoskit neither starts nor stops it.
+	URL string `yaml:"url"`
+	// Failpoints is the service's failpoint control endpoint (the address
+	// given in GO_FAILPOINTS_HTTP). For a Command target it may be left out:
+	// chaoskit then picks a free loopback port and sets GO_FAILPOINTS_HTTP.
 	Failpoints string `yaml:"failpoints"`
+	// Ready is how chaoskit knows the service is ready.
+	Ready Ready `yaml:"ready"`
+	// State, when set, is sampled during the run and recorded on the
+	// timeline.
+	State *StateProbe `yaml:"state"`
 	// Hits is the path of the service's fault-hit report (inject.HitsHandler);
 	// default /debug/chaoskit/faults.
 	Hits string `yaml:"hits"`
 	// Points lists the service's failpoints (full paths) when chaoskit cannot
 	// scan its source.
 	Points []string `yaml:"points"`
+	// Source is the directory of the service's Go module, relative to the
+	// scenario file; Packages the patterns scanned there (default ./...).
+	// Fault points are checked against the failpoint markers found there.
+	Source   string   `yaml:"source"`
+	Packages []string `yaml:"packages"`
+	// AllowExit makes the target's exit during the run an event on the
+	// timeline rather than an infrastructure error: for scenarios whose
+	// contracts judge what happens when the service dies.
+	AllowExit bool `yaml:"allow_exit"`
+	// StopGrace is how long the target gets to exit after SIGTERM before it
+	// is killed; default 3s.
+	StopGrace Duration `yaml:"stop_grace"`
 }
 
 // DemoTarget starts `chaoskit demo serve` with Args.
@@ -45,50 +85,145 @@ type DemoTarget struct {
 	Args []string `yaml:"args"`
 }
 
+// Command is a service chaoskit starts: Argv[0] is the program (a path, or a
+// name looked up in PATH), Env is added to chaoskit's environment, Dir is
+// the working directory, relative to the scenario file. {port} and
+// {port:NAME} in Argv, Env values and the target's URL and Failpoints are
+// filled with free loopback ports.
+type Command struct {
+	Argv []string          `yaml:"argv"`
+	Env  map[string]string `yaml:"env"`
+	Dir  string            `yaml:"dir"`
+}
+
+// Ready is the readiness probe: GET Path until it answers Status, for at
+// most Timeout. Defaults: /healthz, 200, 15s.
+type Ready struct {
+	Path    string   `yaml:"path"`
+	Status  int      `yaml:"status"`
+	Timeout Duration `yaml:"timeout"`
+}
+
+// StateProbe samples a JSON document describing the service's state (such as
+// breaker states) every Interval (default 100ms) during the run. Each sample
+// becomes a state event on the timeline.
+type StateProbe struct {
+	Path     string   `yaml:"path"`
+	Interval Duration `yaml:"interval"`
+}
+
 // Load describes the traffic chaoskit drives at the target.
 type Load struct {
 	// Rate is requests per period: "200/s", "12/100ms", "50" (per second).
-	Rate Rate `yaml:"rate"`
+	// Pacer, instead of Rate, makes the rate change over each phase.
+	Rate  Rate   `yaml:"rate"`
+	Pacer *Pacer `yaml:"pacer"`
 	// Timeout bounds each request; default 2s.
 	Timeout Duration `yaml:"timeout"`
 	// Workers is the initial number of concurrent senders; default 10.
 	// MaxWorkers caps them; default 500.
 	Workers    int `yaml:"workers"`
 	MaxWorkers int `yaml:"max_workers"`
-	// Requests are the requests to send, used round-robin.
+	// Connections caps the open connections to the target; 0 means no cap.
+	Connections int `yaml:"connections"`
+	// HTTP2 speaks HTTP/2 (h2c, without TLS, to http:// targets) when true;
+	// default HTTP/1.1.
+	HTTP2 *bool `yaml:"http2"`
+	// Seed makes random path choices repeatable; 0 picks one per run.
+	Seed int64 `yaml:"seed"`
+	// Requests are the requests to send, chosen by weight.
 	Requests []RequestSpec `yaml:"requests"`
 }
 
-// RequestSpec is one kind of request. Path may hold a range template such as
-// {1..50}, which expands to one request per value.
+// Pacer shapes the request rate over a phase; exactly one field is set.
+type Pacer struct {
+	// Linear ramps from From to To over each phase.
+	Linear *LinearPacer `yaml:"linear"`
+	// Sine oscillates around Mean by Amplitude with Period.
+	Sine *SinePacer `yaml:"sine"`
+	// Steps holds each rate for its duration; the last holds to the end.
+	Steps []Step `yaml:"steps"`
+}
+
+// LinearPacer ramps the rate linearly over a phase.
+type LinearPacer struct {
+	From Rate `yaml:"from"`
+	To   Rate `yaml:"to"`
+}
+
+// SinePacer makes the rate a sine wave. Start is where on the wave a phase
+// starts: mean-up (default), peak, mean-down or trough.
+type SinePacer struct {
+	Mean      Rate     `yaml:"mean"`
+	Amplitude Rate     `yaml:"amplitude"`
+	Period    Duration `yaml:"period"`
+	Start     string   `yaml:"start"`
+}
+
+// Step is one stretch of a steps pacer.
+type Step struct {
+	Rate Rate     `yaml:"rate"`
+	For  Duration `yaml:"for"`
+}
+
+// RequestSpec is one kind of request. Path, header values and Body may hold
+// templates: {1..50} and {a|b|c} walk their values in turn, {random:1..50}
+// and {random:a|b|c} pick one at random, {seq} counts requests (1, 2, ...).
 type RequestSpec struct {
 	Method  string            `yaml:"method"`
 	Path    string            `yaml:"path"`
 	Headers map[string]string `yaml:"headers"`
-	Body    string            `yaml:"body"`
+	// Body is sent inline; BodyFile names a file (relative to the scenario)
+	// whose content is sent. At most one of them.
+	Body     string `yaml:"body"`
+	BodyFile string `yaml:"body_file"`
+	// Weight is this request's share of the load relative to the others;
+	// default 1.
+	Weight int `yaml:"weight"`
+	// Tags label the request on the timeline, for contracts to select.
+	Tags []string `yaml:"tags"`
 }
 
-// Phase is a stretch of the run with its own set of faults.
+// Phase is a stretch of the run with its own set of faults and, optionally,
+// its own load.
 type Phase struct {
 	Name     string   `yaml:"name"`
 	Duration Duration `yaml:"duration"`
-	Faults   []Fault  `yaml:"faults"`
+	// Load overrides the scenario's load for this phase: each field set here
+	// replaces the scenario's (rate or pacer, requests, timeout, ...).
+	Load   *Load   `yaml:"load"`
+	Faults []Fault `yaml:"faults"`
+
+	// Effective is the load this phase runs, filled in by validation.
+	Effective Load `yaml:"-"`
 }
 
-// Fault is a fault switched on for a whole phase.
+// Fault is a fault switched on during a phase: from After (default: the
+// phase's start) for For (default: the rest of the phase).
 type Fault struct {
 	// Point names the failpoint: its full path or a unique suffix of it.
 	Point string `yaml:"point"`
 	// Action is timeout, error, latency, panic, status or term.
-	Action      string  `yaml:"action"`
-	Value       string  `yaml:"value"`
-	Probability float64 `yaml:"probability"`
-	Count       int     `yaml:"count"`
+	Action      string   `yaml:"action"`
+	Value       string   `yaml:"value"`
+	Probability float64  `yaml:"probability"`
+	Count       int      `yaml:"count"`
+	After       Duration `yaml:"after"`
+	For         Duration `yaml:"for"`
 
 	// Path is Point resolved against the target's failpoints, and Term the
 	// failpoint term; both are filled in by validation.
 	Path string `yaml:"-"`
 	Term string `yaml:"-"`
+}
+
+// Window returns when the fault is on, as offsets from its phase's start.
+func (f Fault) Window(phase time.Duration) (on, off time.Duration) {
+	on, off = f.After.D(), phase
+	if f.For > 0 {
+		off = on + f.For.D()
+	}
+	return on, off
 }
 
 // Duration is a time.Duration written as "500ms", "3s", "1m30s".
@@ -132,11 +267,27 @@ func (r Rate) PerSecond() float64 {
 	return float64(r.Freq) / r.Per.Seconds()
 }
 
+// IsZero reports whether no rate was given.
+func (r Rate) IsZero() bool { return r.Freq == 0 }
+
 func (r Rate) String() string {
 	if r.Per == time.Second {
 		return fmt.Sprintf("%d/s", r.Freq)
 	}
 	return fmt.Sprintf("%d/%s", r.Freq, r.Per)
+}
+
+// Scale returns the rate multiplied by f (> 0), keeping at least one request
+// per period: 200/s scaled by 0.5 is 100/s, 1/s scaled by 0.5 is 1/2s.
+func (r Rate) Scale(f float64) Rate {
+	if r.Freq == 0 || f == 1 || f <= 0 {
+		return r
+	}
+	freq := float64(r.Freq) * f
+	if freq >= 1 {
+		return Rate{Freq: int(math.Round(freq)), Per: r.Per}
+	}
+	return Rate{Freq: 1, Per: time.Duration(float64(r.Per) / freq)}
 }
 
 // ParseRate parses "200/s", "12/100ms", "3/1m" or a bare "50" (per second).

@@ -27,6 +27,10 @@ type Meta struct {
 	Start   time.Time `json:"start"`
 	// Tool is the chaoskit version that recorded the run.
 	Tool string `json:"tool,omitempty"`
+	// Vars are the scenario's variable values, --var overrides applied;
+	// RateScale the --rate-scale factor (0 when not given).
+	Vars      map[string]string `json:"vars,omitempty"`
+	RateScale float64           `json:"rate_scale,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.
@@ -75,17 +79,24 @@ const (
 	PhaseStart EventKind = "phase_start"
 	PhaseEnd   EventKind = "phase_end"
 	// FaultOn and FaultOff record a fault switched through the control
-	// endpoint; Ack is how long the endpoint took to acknowledge.
+	// endpoint; Ack is the time from the moment the fault was due (a phase
+	// boundary, or the fault's after/for offset) until the endpoint
+	// acknowledged it.
 	FaultOn  EventKind = "fault_on"
 	FaultOff EventKind = "fault_off"
 	// FaultHits records how often a fault's marker fired while it was on.
 	FaultHits EventKind = "fault_hits"
-	// State is a sample of the target's state endpoint.
+	// State is a sample of the target's state endpoint: Data is the JSON
+	// document it served (Message, with no Data, when sampling failed).
 	State EventKind = "state"
 	// Process records something the target process did (started, exited).
 	Process EventKind = "process"
 	// RunEnd closes the timeline of a run that finished (in any way).
 	RunEnd EventKind = "run_end"
+	// ReadBack records reading back one acknowledged write after the last
+	// phase, with every fault off; ReadBackDone follows the last of them.
+	ReadBack     EventKind = "read_back"
+	ReadBackDone EventKind = "read_back_done"
 )
 
 // Event is one thing that happened during a run, other than a request.
@@ -107,6 +118,26 @@ type Event struct {
 	Data map[string]any `json:"data,omitempty"`
 	// Message is a human sentence about the event.
 	Message string `json:"message,omitempty"`
+	// Read is the result of a ReadBack.
+	Read *ReadBackResult `json:"read,omitempty"`
+}
+
+// ReadBackResult is the read-back of one acknowledged write.
+type ReadBackResult struct {
+	// Write is the Seq of the write request it reads back.
+	Write uint64 `json:"write_seq"`
+	// Target is the read request, e.g. "GET /orders/42".
+	Target  string        `json:"target"`
+	Status  int           `json:"status"`
+	Latency time.Duration `json:"latency_ns"`
+	Error   string        `json:"error,omitempty"`
+	// Body is the response body when it is at most MaxBody long.
+	Body     string `json:"body,omitempty"`
+	BodySize int    `json:"body_size"`
+	// Compare names the JSON fields that must be equal in the write's
+	// acknowledgement and the read; empty means every field of the
+	// acknowledgement.
+	Compare []string `json:"compare,omitempty"`
 }
 
 // Phase is the span of one phase, derived from its start and end events.

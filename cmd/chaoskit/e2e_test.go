@@ -66,6 +66,25 @@ func chaoskitBin(t *testing.T) string {
 	return binPath
 }
 
+var (
+	stateOnce    sync.Once
+	testStateDir string
+)
+
+// testEnv is the environment chaoskit runs in under test: no colours, and
+// the index of unfinished runs kept out of the user's cache directory.
+func testEnv(t *testing.T) []string {
+	t.Helper()
+	stateOnce.Do(func() {
+		var err error
+		testStateDir, err = os.MkdirTemp("", "chaoskit-state-")
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return append(os.Environ(), "NO_COLOR=1", "CHAOSKIT_STATE_DIR="+testStateDir)
+}
+
 type result struct {
 	code   int
 	stdout string
@@ -77,7 +96,7 @@ func runBin(t *testing.T, bin string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = testEnv(t)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -226,6 +245,7 @@ func TestPlainBuildIsRefused(t *testing.T) {
 func startRun(t *testing.T, bin, scenario, out string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(bin, "run", scenario, "--report-dir", out)
+	cmd.Env = testEnv(t)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {

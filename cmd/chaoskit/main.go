@@ -56,7 +56,7 @@ Exit codes: 0 every contract passed, 1 a contract failed or was inconclusive,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitInvalid, err: fmt.Errorf("%v (see %s --help)", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd())
+	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd())
 	return root
 }
 
@@ -91,7 +91,12 @@ func exitCode(err error) int {
 			code = exitInvalid
 		}
 	}
-	if code != exitFail || ee == nil || ee.err != errContractsFailed {
+	var list scenarios.ErrorList
+	switch {
+	case errors.As(err, &list):
+		// Each problem with the offending line, as compilers print them.
+		fmt.Fprintln(os.Stderr, list.Detail())
+	case code != exitFail || ee == nil || ee.err != errContractsFailed:
 		fmt.Fprintln(os.Stderr, "chaoskit:", err)
 	}
 	return code

@@ -14,10 +14,11 @@ func newRollbackCmd() *cobra.Command {
 		Short: "Disable every fault a run recorded (after a run was killed)",
 		Long: `Rollback reads the fault record of every run directory at or below RUN_DIR
 and disables those faults through their control endpoints. Use it when a
-run was killed (kill -9) before it could clean up after itself.`,
+run was killed (kill -9) before it could clean up after itself. (The next
+run against the same control endpoint also does it by itself.)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := runner.Rollback(cmd.Context(), args[0])
+			res, err := runner.Rollback(cmd.Context(), args[0], stateDir())
 			for _, r := range res {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d fault(s) disabled at %s %v\n", r.Dir, len(r.Disabled), r.Control, r.Disabled)
 			}

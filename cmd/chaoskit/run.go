@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -15,12 +17,48 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
-	"github.com/chaoskit/chaoskit/timeline"
 )
 
 type runFlags struct {
 	reportDir string
 	bundled   bool
+	formats   string
+	load      loadFlags
+	only      []string
+	keepGoing bool
+}
+
+// loadFlags are the flags that change how scenarios load, shared by run and
+// validate.
+type loadFlags struct {
+	vars      []string
+	rateScale float64
+}
+
+func (l *loadFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&l.vars, "var", nil, "set a scenario variable: --var NAME=VALUE (repeatable); overrides the scenario's vars")
+	cmd.Flags().Float64Var(&l.rateScale, "rate-scale", 1, "multiply every rate of every scenario by F (e.g. 0.1 for a quick smoke run)")
+}
+
+func (l *loadFlags) options() (scenarios.Options, error) {
+	opts := scenarios.Options{Catalog: targetCatalog}
+	if l.rateScale <= 0 {
+		return opts, usageError("--rate-scale %v: give a factor above 0, such as 0.5 or 2", l.rateScale)
+	}
+	if l.rateScale != 1 {
+		opts.RateScale = l.rateScale
+	}
+	for _, v := range l.vars {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return opts, usageError("--var %q: write --var NAME=VALUE", v)
+		}
+		if opts.Vars == nil {
+			opts.Vars = map[string]string{}
+		}
+		opts.Vars[name] = value
+	}
+	return opts, nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -33,8 +71,18 @@ and runs each: start the target, drive load phase by phase with the phase's
 faults on, then judge the contracts. Every fault is switched off again on
 every way out, Ctrl-C included.
 
-Writes DIR/report.json and one run directory per scenario below DIR.`,
+Writes one run directory per scenario below DIR (the scenario as loaded,
+the timeline, the vegeta results for go tool vegeta report
+DIR/NAME/results.bin, the target's output, the fault record and run.json),
+and the reports --format names: the table to the terminal, report.json,
+junit.xml, report.md and report.html to DIR.
+
+A scenario whose run fails for a reason of the harness or the target (exit
+3) stops the invocation unless --keep-going is given.`,
 		Example: `  chaoskit run scenarios/ --report-dir out
+  chaoskit run scenarios/ --only db-timeout-serves-cache --rate-scale 0.5
+  chaoskit run checkout.yaml --var rate=500/s
+  chaoskit run scenarios/ --format table,json,junit,markdown,html
   chaoskit run --bundled`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runScenarios(cmd.Context(), cmd.OutOrStdout(), args, f)
@@ -42,11 +90,18 @@ Writes DIR/report.json and one run directory per scenario below DIR.`,
 	}
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "out", "directory for report.json and the run directories")
 	cmd.Flags().BoolVar(&f.bundled, "bundled", false, "run the scenarios embedded in chaoskit (they target the demo service)")
+	cmd.Flags().StringVar(&f.formats, "format", formatsFlagDefault, formatsFlagUsage)
+	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only the scenario with this name (repeatable)")
+	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "go on with the next scenario after one could not run")
+	f.load.register(cmd)
 	return cmd
 }
 
-func loadScenarios(args []string, bundled bool) ([]*scenarios.Scenario, error) {
-	opts := scenarios.Options{Catalog: targetCatalog}
+func loadScenarios(args []string, bundled bool, lf loadFlags) ([]*scenarios.Scenario, error) {
+	opts, err := lf.options()
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case bundled && len(args) > 0:
 		return nil, usageError("give scenario files or --bundled, not both")
@@ -58,9 +113,55 @@ func loadScenarios(args []string, bundled bool) ([]*scenarios.Scenario, error) {
 	return scenarios.LoadAll(args, opts)
 }
 
-func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags) error {
-	scs, err := loadScenarios(args, f.bundled)
+// selectScenarios keeps the scenarios --only names, in their load order.
+func selectScenarios(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, error) {
+	if len(only) == 0 {
+		return scs, nil
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	var out []*scenarios.Scenario
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+		if want[sc.Name] {
+			out = append(out, sc)
+			delete(want, sc.Name)
+		}
+	}
+	for _, n := range only {
+		if want[n] {
+			return nil, usageError("--only %s: no scenario has that name (%s)", n, scenarios.DidYouMean(n, names))
+		}
+	}
+	return out, nil
+}
+
+// stateDir is where runs index the faults they may leave on, so the next
+// run against the same endpoint rolls back after a killed one.
+func stateDir() string {
+	if d := os.Getenv("CHAOSKIT_STATE_DIR"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
 	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "chaoskit", "runs")
+}
+
+func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags) error {
+	formats, err := reports.ParseFormats(f.formats)
+	if err != nil {
+		return usageError("--format: %v", err)
+	}
+	scs, err := loadScenarios(args, f.bundled, f.load)
+	if err != nil {
+		return err
+	}
+	if scs, err = selectScenarios(scs, f.only); err != nil {
 		return err
 	}
 	self, err := os.Executable()
@@ -70,37 +171,43 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 	if err := os.MkdirAll(f.reportDir, 0o755); err != nil {
 		return &runner.InfraError{Msg: "cannot create the report directory", Err: err}
 	}
+	live := isTerminal(out)
+	scale := f.load.rateScale
+	if scale == 1 {
+		scale = 0
+	}
 	started := time.Now()
 	var reps []reports.ScenarioReport
 	var runErr error
-	for _, sc := range scs {
-		fmt.Fprintf(out, "%s (%s)\n", sc.Name, sc.File)
+	for i, sc := range scs {
+		fmt.Fprintf(out, "%s (%s) [%d/%d]\n", sc.Name, sc.File, i+1, len(scs))
 		dir := filepath.Join(f.reportDir, sc.Name)
-		res, err := runner.Run(ctx, sc, runner.Options{Self: self, Dir: dir, Log: out, Tool: version})
+		res, err := runner.Run(ctx, sc, runner.Options{Self: self, Dir: dir, Log: out, Live: live, Tool: version,
+			StateDir: stateDir(), RateScale: scale})
 		rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: sc.Name}
 		if res != nil {
-			rep.Contracts = judge(sc, res.Timeline)
+			judge(&rep, sc, res.Timeline)
 		}
 		if err != nil {
 			rep.Error = err.Error()
+			fmt.Fprintf(out, "  %s: %v\n", sc.Name, err)
 		}
 		rep.Verdict = reports.ScenarioVerdict(rep.Contracts, err)
 		reps = append(reps, rep)
 		if err != nil {
-			runErr = err
-			break
+			if runErr == nil || errors.Is(err, runner.ErrInterrupted) {
+				runErr = err
+			}
+			if !f.keepGoing || errors.Is(err, runner.ErrInterrupted) {
+				break
+			}
 		}
 	}
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
-	if err := reports.WriteTable(out, rep, reports.TableOptions{Color: colorOK(out)}); err != nil {
+	if err := writeReports(out, f.reportDir, rep, formats); err != nil {
 		return err
 	}
-	path, err := reports.WriteJSONFile(f.reportDir, rep)
-	if err != nil {
-		return &runner.InfraError{Msg: "cannot write report.json", Err: err}
-	}
-	fmt.Fprintf(out, "report: %s\n", path)
 	if runErr != nil {
 		return runErr
 	}
@@ -110,19 +217,10 @@ func runScenarios(ctx context.Context, out io.Writer, args []string, f runFlags)
 	return nil
 }
 
-// judge evaluates a scenario's contracts over a recorded timeline. The
-// contracts compiled at load time, so an error here cannot happen.
-func judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
-	var out []contract.Verdict
-	for _, c := range sc.Contracts {
-		cc, err := contract.Compile(c.Spec())
-		if err != nil {
-			out = append(out, contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()})
-			continue
-		}
-		out = append(out, cc.Evaluate(tl))
-	}
-	return out
+// isTerminal says whether w is a terminal, where progress is redrawn live.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // colorOK says whether to paint output: only on a terminal, never with
@@ -131,6 +229,5 @@ func colorOK(w io.Writer) bool {
 	if _, set := os.LookupEnv("NO_COLOR"); set {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
+	return isTerminal(w)
 }

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+const savedScenario = `name: saved
+target:
+  demo:
+    args: []
+load:
+  rate: 100/s
+  requests:
+    - path: /products/{1..5}
+phases:
+  - name: warmup
+    duration: 1s
+  - name: fault
+    duration: 1s
+    faults:
+      - point: productQuery
+        action: timeout
+contracts:
+  - name: served from the cache
+    phase: fault
+    expect:
+      - fallback >= THRESHOLD%
+`
+
+// saveRun writes a run directory as chaoskit run leaves it: the timeline
+// of a run in which 90% of the fault phase was served from the cache, and
+// the scenario it ran.
+func saveRun(t *testing.T, dir, threshold string, complete bool) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, timeline.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	w := timeline.NewWriter(f)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Meta(timeline.Meta{Scenario: "saved", File: filepath.Join(dir, "gone.yaml"), Start: t0}))
+	hits := int64(9)
+	seq := uint64(0)
+	for k, phase := range []string{"warmup", "fault"} {
+		start := t0.Add(time.Duration(k) * time.Second)
+		must(w.Event(timeline.Event{Time: start, Kind: timeline.PhaseStart, Phase: phase, Planned: time.Second}))
+		if phase == "fault" {
+			must(w.Event(timeline.Event{Time: start, Kind: timeline.FaultOn, Phase: phase, Point: "demo/store/productQuery"}))
+		}
+		for i := 0; i < 100; i++ {
+			seq++
+			source := "db"
+			if phase == "fault" && i%10 != 0 {
+				source = "cache"
+			}
+			must(w.Request(&timeline.Request{Seq: seq, Phase: phase, Time: start.Add(time.Duration(i) * 10 * time.Millisecond), Method: "GET",
+				Target: fmt.Sprintf("GET /products/%d", i%5+1), Status: 200, Latency: time.Millisecond, Headers: map[string]string{"X-Chaoskit-Source": source}}))
+		}
+		must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.PhaseEnd, Phase: phase}))
+		if phase == "fault" {
+			must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.FaultOff, Phase: phase, Point: "demo/store/productQuery"}))
+			must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.FaultHits, Phase: phase, Point: "demo/store/productQuery", Hits: &hits}))
+		}
+	}
+	if complete {
+		must(w.Event(timeline.Event{Time: t0.Add(2 * time.Second), Kind: timeline.RunEnd, Message: "completed"}))
+	}
+	must(w.Flush())
+	writeScenario(t, dir, threshold)
+}
+
+func writeScenario(t *testing.T, dir, threshold string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), []byte(strings.Replace(savedScenario, "THRESHOLD", threshold, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReportRejudgesSavedRuns(t *testing.T) {
+	root := t.TempDir()
+	saveRun(t, filepath.Join(root, "a"), "85", true)
+	saveRun(t, filepath.Join(root, "nested", "b"), "95", true)
+
+	var out bytes.Buffer
+	err := reportRuns(&out, root, reportFlags{formats: "table,json"})
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFail {
+		t.Fatalf("err = %v, want exit 1 (one run fails)\n%s", err, out.String())
+	}
+	rep := readReport(t, root)
+	if len(rep.Scenarios) != 2 || rep.Scenarios[0].Verdict != "pass" || rep.Scenarios[1].Verdict != "fail" ||
+		rep.Scenarios[1].Contracts[0].Measured != "90% (90/100)" {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, want := range []string{"saved (" + filepath.Join(root, "a") + ", judged with " + filepath.Join(root, "a", "scenario.yaml") + ")",
+		"run dir: " + filepath.Join(root, "nested", "b") + "\n", "report: " + filepath.Join(root, "report.json")} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// Edit the contract: the run is judged again as the scenario says now.
+	writeScenario(t, filepath.Join(root, "nested", "b"), "80")
+	out.Reset()
+	if err := reportRuns(&out, filepath.Join(root, "nested", "b"), reportFlags{formats: "json", reportDir: filepath.Join(root, "again")}); err != nil {
+		t.Fatalf("err = %v\n%s", err, out.String())
+	}
+	rep = readReport(t, filepath.Join(root, "again"))
+	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Verdict != "pass" || rep.Scenarios[0].Contracts[0].Expected != ">= 80%" {
+		t.Errorf("re-judged report = %+v", rep)
+	}
+}
+
+func TestReportPrefersTheScenarioFileItRanFrom(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "run")
+	saveRun(t, run, "95", true)
+	// The timeline names gone.yaml as the file the run came from; once it
+	// exists, it wins over the copy in the run directory.
+	if err := os.WriteFile(filepath.Join(run, "gone.yaml"), []byte(strings.Replace(savedScenario, "THRESHOLD", "50", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := reportRuns(&out, run, reportFlags{formats: "json"}); err != nil {
+		t.Fatalf("err = %v\n%s", err, out.String())
+	}
+	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 50%" {
+		t.Errorf("judged with %+v", rep.Scenarios[0].Contracts[0])
+	}
+	// --scenario overrides both.
+	other := filepath.Join(root, "other.yaml")
+	_ = os.WriteFile(other, []byte(strings.Replace(savedScenario, "THRESHOLD", "99", 1)), 0o644)
+	out.Reset()
+	_ = reportRuns(&out, run, reportFlags{formats: "json", scenario: other})
+	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 99%" {
+		t.Errorf("--scenario ignored: %+v", rep.Scenarios[0].Contracts[0])
+	}
+}
+
+func TestReportOfAnInterruptedRun(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "cut")
+	saveRun(t, run, "85", false)
+	var out bytes.Buffer
+	err := reportRuns(&out, run, reportFlags{formats: "table,json"})
+	if err == nil {
+		t.Fatal("an interrupted run passed")
+	}
+	rep := readReport(t, run)
+	if rep.Scenarios[0].Verdict != "inconclusive" || rep.Scenarios[0].Contracts[0].Verdict != "pass" {
+		t.Errorf("report = %+v", rep)
+	}
+	if !strings.Contains(out.String(), "the timeline stops short") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+func TestReportInputErrors(t *testing.T) {
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		dir  string
+		f    reportFlags
+		want string
+	}{
+		{empty, reportFlags{formats: "json"}, "no runs in"},
+		{filepath.Join(empty, "missing"), reportFlags{formats: "json"}, "is not a directory"},
+		{empty, reportFlags{formats: "pdf"}, `unknown report format "pdf"`},
+	} {
+		err := reportRuns(&bytes.Buffer{}, tt.dir, tt.f)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitInvalid || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s %+v: err = %v, want exit 2 with %q", tt.dir, tt.f, err, tt.want)
+		}
+	}
+}
+
+// TestReportReproducesRun runs the bundled scenario with every report
+// format, then judges the saved run again from disk: the verdicts match.
+func TestReportReproducesRun(t *testing.T) {
+	bin := chaoskitBin(t)
+	t.Parallel()
+	out := t.TempDir()
+	res := runBin(t, bin, "run", scenarioFile, "--report-dir", out, "--format", "table,json,junit,markdown,html")
+	if res.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, f := range []string{"report.json", "junit.xml", "report.md", "report.html"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	ran := readReport(t, out)
+	again := t.TempDir()
+	res = runBin(t, bin, "report", filepath.Join(out, "db-timeout-serves-cache"), "--report-dir", again)
+	if res.code != 0 {
+		t.Fatalf("report: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	judged := readReport(t, again)
+	if fmt.Sprint(verdicts(ran)) != fmt.Sprint(verdicts(judged)) {
+		t.Errorf("run judged %v, report judged %v", verdicts(ran), verdicts(judged))
+	}
+}
+
+func verdicts(r reportJSON) []string {
+	var out []string
+	for _, s := range r.Scenarios {
+		out = append(out, s.Name+"="+s.Verdict)
+		for _, c := range s.Contracts {
+			out = append(out, c.Name+"="+c.Verdict+" "+c.Measured)
+		}
+	}
+	return out
+}
+
+// TestWriteIntegrityAgainstTheDemo runs the orders scenario against the
+// correct demo, which keeps every order it acknowledges, and against the
+// variant that acknowledges orders before committing them, whose lost
+// orders the contract must name.
+func TestWriteIntegrityAgainstTheDemo(t *testing.T) {
+	bin := chaoskitBin(t)
+	src, err := os.ReadFile(filepath.Join("testdata", "orders-no-write-lost.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args string
+		code int
+		want string
+	}{
+		{"correct", "[]", 0, "pass"},
+		{"ack before commit", "[--ack-before-commit]", 1, "fail"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := filepath.Join(dir, "orders.yaml")
+			if err := os.WriteFile(file, bytes.Replace(src, []byte("args: []"), []byte("args: "+tt.args), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := runBin(t, bin, "run", file, "--report-dir", dir)
+			if res.code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", res.code, tt.code, res.stdout, res.stderr)
+			}
+			rep := readReport(t, dir)
+			c := rep.Scenarios[0].Contracts[0]
+			if c.Name != "no acknowledged order is lost" || c.Verdict != tt.want {
+				t.Fatalf("write contract = %+v", c)
+			}
+			if tt.want == "pass" {
+				return
+			}
+			var full struct {
+				Scenarios []struct {
+					Contracts []struct {
+						Checks []struct {
+							Samples    int `json:"samples"`
+							Violations []struct {
+								Target string `json:"target"`
+								Status int    `json:"status"`
+								Detail string `json:"detail"`
+							} `json:"violations"`
+						} `json:"checks"`
+					} `json:"contracts"`
+				} `json:"scenarios"`
+			}
+			data, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+			if err := json.Unmarshal(data, &full); err != nil {
+				t.Fatal(err)
+			}
+			check := full.Scenarios[0].Contracts[0].Checks[0]
+			if len(check.Violations) == 0 || !strings.HasPrefix(c.Measured, fmt.Sprintf("%d lost of %d", len(check.Violations), check.Samples)) {
+				t.Fatalf("measured %q with %d lost writes listed", c.Measured, len(check.Violations))
+			}
+			for _, v := range check.Violations {
+				if v.Target != "POST /orders" || v.Status != 201 || !strings.HasPrefix(v.Detail, "missing: GET /orders/o-") {
+					t.Errorf("lost write = %+v", v)
+				}
+			}
+		})
+	}
+}
+
+func TestRunDirFrom(t *testing.T) {
+	root := t.TempDir()
+	for _, tt := range []struct{ dir, run, want string }{
+		{root, filepath.Join(root, "a", "b"), filepath.Join("a", "b")},
+		{filepath.Join(root, "a"), filepath.Join(root, "a"), "."},
+		{filepath.Join(root, "x"), filepath.Join(root, "a"), filepath.Join(root, "a")},
+		{filepath.Join(root, "a"), filepath.Join(root, "a..b"), filepath.Join(root, "a..b")},
+	} {
+		if got := runDirFrom(tt.dir, tt.run); got != tt.want {
+			t.Errorf("runDirFrom(%s, %s) = %s, want %s", tt.dir, tt.run, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,287 @@
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Class is what became of one request: the primary served it, a fallback
+// served it, the service refused it fast, it failed, or it timed out.
+type Class string
+
+// The classes a request falls into.
+const (
+	Primary  Class = "primary"
+	Fallback Class = "fallback"
+	Rejected Class = "rejected"
+	Error    Class = "error"
+	Timeout  Class = "timeout"
+)
+
+// Classes lists every class in the order reports show them.
+var Classes = []Class{Primary, Fallback, Rejected, Error, Timeout}
+
+func validClass(c Class) bool { return slices.Contains(Classes, c) }
+
+// Defaults of a Classification.
+const (
+	// DefaultSourceHeader is the header the demo service states its source in.
+	DefaultSourceHeader = "X-Chaoskit-Source"
+	// DefaultAgeHeader is the header the demo service states the age of a
+	// served copy in, in milliseconds.
+	DefaultAgeHeader = "X-Chaoskit-Age"
+	// DefaultRejectWithin bounds the latency of a fast refusal.
+	DefaultRejectWithin = 50 * time.Millisecond
+	// NoSource is the source name a service gives when nothing served.
+	NoSource = "none"
+)
+
+// DefaultPrimary are the source names that mean the primary path served:
+// the demo's database and upstream service.
+var DefaultPrimary = []string{"db", "upstream"}
+
+// DefaultRejectStatus are the statuses of a fast refusal: too many
+// requests, service unavailable.
+var DefaultRejectStatus = []StatusRange{{429, 429}, {503, 503}}
+
+// StatusRange is an inclusive range of HTTP status codes; 503 is {503, 503}
+// and 5xx is {500, 599}.
+type StatusRange struct{ Lo, Hi int }
+
+// ParseStatus parses "503" or "5xx".
+func ParseStatus(s string) (StatusRange, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if len(s) == 3 && s[1:] == "xx" && s[0] >= '1' && s[0] <= '5' {
+		lo := int(s[0]-'0') * 100
+		return StatusRange{lo, lo + 99}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 100 || n > 599 {
+		return StatusRange{}, fmt.Errorf("status %q is neither a code (503) nor a class (5xx)", s)
+	}
+	return StatusRange{n, n}, nil
+}
+
+// Has reports whether code is in the range.
+func (s StatusRange) Has(code int) bool { return code >= s.Lo && code <= s.Hi }
+
+func (s StatusRange) String() string {
+	if s.Lo == s.Hi {
+		return strconv.Itoa(s.Lo)
+	}
+	if s.Lo%100 == 0 && s.Hi == s.Lo+99 {
+		return strconv.Itoa(s.Lo/100) + "xx"
+	}
+	return fmt.Sprintf("%d-%d", s.Lo, s.Hi)
+}
+
+func anyStatus(rs []StatusRange, code int) bool {
+	for _, r := range rs {
+		if r.Has(code) {
+			return true
+		}
+	}
+	return false
+}
+
+// Classification says how to sort requests into classes. The zero value
+// reads the demo service's headers:
+//
+//   - no response: timeout when the error says the deadline passed, else
+//     error; a 504 is a timeout too;
+//   - 429 or 503 within 50ms: rejected (a fast refusal);
+//   - any other 5xx: error;
+//   - otherwise by the source the service states in X-Chaoskit-Source: none
+//     or absent is primary for a 2xx-4xx answer, db and upstream are
+//     primary, any other name is a fallback by that name.
+//
+// Rules are tried first, in order; the first that matches decides.
+type Classification struct {
+	// SourceHeader is the response header naming the source that served;
+	// default X-Chaoskit-Source. SourceJSON, when set, names a path in a
+	// JSON body to read it from instead (e.g. "meta.source").
+	SourceHeader string
+	SourceJSON   string
+	// Primary are the source names of the primary path; default db and
+	// upstream.
+	Primary []string
+	// RejectStatus are the statuses of a refusal, default 429 and 503;
+	// RejectWithin the latency under which one counts as fast, default 50ms.
+	RejectStatus []StatusRange
+	RejectWithin time.Duration
+	// AgeHeader is the response header giving the age of a served copy in
+	// milliseconds; default X-Chaoskit-Age.
+	AgeHeader string
+	// Rules classify requests the defaults get wrong.
+	Rules []Rule
+}
+
+// Rule classifies the requests that match all of its conditions. A rule
+// with no condition matches every request.
+type Rule struct {
+	Class Class
+	// Source names the fallback (or primary) that served; empty takes the
+	// stated source.
+	Source string
+	// Status, when set, must hold the response status.
+	Status []StatusRange
+	// Header maps header names to the value they must have; "*" means the
+	// header must be present with any value.
+	Header map[string]string
+	// JSON maps paths in the JSON body to the value they must have, written
+	// as in JSON without quotes for strings: "true", "3", "cache".
+	JSON map[string]string
+	// MaxLatency, when set, is the most the response may have taken.
+	MaxLatency time.Duration
+}
+
+func (c *Classification) sourceOf(r *timeline.Request) string {
+	if c.SourceJSON != "" {
+		if v, ok := JSONPath(r.Body, c.SourceJSON); ok {
+			return jsonText(v)
+		}
+		return ""
+	}
+	h := c.SourceHeader
+	if h == "" {
+		h = DefaultSourceHeader
+	}
+	return r.Header(h)
+}
+
+// Classify returns the class of r and the source that served it.
+func (c *Classification) Classify(r *timeline.Request) (Class, string) {
+	src := c.sourceOf(r)
+	for i := range c.Rules {
+		rule := &c.Rules[i]
+		if rule.matches(r) {
+			if rule.Source != "" {
+				src = rule.Source
+			}
+			return rule.Class, src
+		}
+	}
+	within := c.RejectWithin
+	if within <= 0 {
+		within = DefaultRejectWithin
+	}
+	rejects := c.RejectStatus
+	if len(rejects) == 0 {
+		rejects = DefaultRejectStatus
+	}
+	primary := c.Primary
+	if len(primary) == 0 {
+		primary = DefaultPrimary
+	}
+	switch {
+	case r.Status == 0 && isTimeout(r.Error), r.Status == 504:
+		return Timeout, src
+	case r.Status == 0:
+		return Error, src
+	case anyStatus(rejects, r.Status) && r.Latency <= within:
+		return Rejected, src
+	case r.Status >= 500 || r.Status == 429:
+		return Error, src
+	case src == "" || src == NoSource || slices.Contains(primary, src):
+		return Primary, src
+	}
+	return Fallback, src
+}
+
+func isTimeout(err string) bool {
+	e := strings.ToLower(err)
+	return strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded")
+}
+
+func (rule *Rule) matches(r *timeline.Request) bool {
+	if len(rule.Status) > 0 && !anyStatus(rule.Status, r.Status) {
+		return false
+	}
+	if rule.MaxLatency > 0 && r.Latency > rule.MaxLatency {
+		return false
+	}
+	for name, want := range rule.Header {
+		got, ok := r.Headers[canonical(name)]
+		if !ok || (want != "*" && got != want) {
+			return false
+		}
+	}
+	for path, want := range rule.JSON {
+		v, ok := JSONPath(r.Body, path)
+		if !ok || jsonText(v) != want {
+			return false
+		}
+	}
+	return true
+}
+
+// JSONPath returns the value at a dotted path ("a.b", "items.0.id") in a
+// JSON document.
+func JSONPath(body, path string) (any, bool) {
+	if body == "" {
+		return nil, false
+	}
+	var v any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		return nil, false
+	}
+	return walkJSON(v, path)
+}
+
+func walkJSON(v any, path string) (any, bool) {
+	if path == "" || path == "." {
+		return v, true
+	}
+	for _, key := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[key]; !ok {
+				return nil, false
+			}
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// jsonText renders a decoded JSON value the way a rule writes it: strings
+// bare, everything else as JSON.
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Age returns the age of the copy r served, from the age header, and
+// whether r states one.
+func (c *Classification) Age(r *timeline.Request) (time.Duration, bool) {
+	h := c.AgeHeader
+	if h == "" {
+		h = DefaultAgeHeader
+	}
+	v := r.Header(h)
+	if v == "" {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	if err != nil || ms < 0 {
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
+}

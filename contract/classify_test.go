@@ -1,0 +1,148 @@
+package contract
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+func asSyntax(err error, se **SyntaxError) bool { return errors.As(err, se) }
+
+func TestClassify(t *testing.T) {
+	req := func(status int, lat time.Duration, headers map[string]string, body, errText string) *timeline.Request {
+		return &timeline.Request{Status: status, Latency: lat, Headers: headers, Body: body, Error: errText}
+	}
+	src := func(s string) map[string]string { return map[string]string{"X-Chaoskit-Source": s} }
+	ms := time.Millisecond
+	demo := Classification{}
+	custom := Classification{
+		SourceJSON:   "meta.served_by",
+		Primary:      []string{"origin"},
+		RejectStatus: []StatusRange{{429, 429}},
+		RejectWithin: 200 * ms,
+		Rules: []Rule{
+			{Class: Fallback, Source: "edge", Header: map[string]string{"x-cache": "HIT"}},
+			{Class: Fallback, Source: "degraded", Status: []StatusRange{{200, 299}}, JSON: map[string]string{"degraded": "true"}},
+			{Class: Rejected, Status: []StatusRange{{500, 599}}, Header: map[string]string{"Retry-After": "*"}, MaxLatency: 10 * ms},
+		},
+	}
+	tests := []struct {
+		name   string
+		cls    Classification
+		r      *timeline.Request
+		class  Class
+		source string
+	}{
+		{"db is primary", demo, req(200, ms, src("db"), "", ""), Primary, "db"},
+		{"upstream is primary", demo, req(200, ms, src("upstream"), "", ""), Primary, "upstream"},
+		{"no header is primary", demo, req(200, ms, nil, "", ""), Primary, ""},
+		{"a 404 from the db is primary", demo, req(404, ms, src("db"), "", ""), Primary, "db"},
+		{"cache is a fallback", demo, req(200, ms, src("cache"), "", ""), Fallback, "cache"},
+		{"default is a fallback", demo, req(200, ms, src("default"), "", ""), Fallback, "default"},
+		{"fast 503 is rejected", demo, req(503, 3*ms, src("none"), "", ""), Rejected, "none"},
+		{"fast 429 is rejected", demo, req(429, ms, nil, "", ""), Rejected, ""},
+		{"slow 503 is an error", demo, req(503, 80*ms, src("none"), "", ""), Error, "none"},
+		{"slow 429 is an error", demo, req(429, 80*ms, nil, "", ""), Error, ""},
+		{"500 is an error", demo, req(500, ms, nil, "", ""), Error, ""},
+		{"504 is a timeout", demo, req(504, ms, nil, "", ""), Timeout, ""},
+		{"client timeout", demo, req(0, time.Second, nil, "", "Get \"x\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"), Timeout, ""},
+		{"connection refused", demo, req(0, ms, nil, "", "dial tcp 127.0.0.1:1: connect: connection refused"), Error, ""},
+		{"source from the body", custom, req(200, ms, nil, `{"meta":{"served_by":"origin"}}`, ""), Primary, "origin"},
+		{"other source from the body", custom, req(200, ms, nil, `{"meta":{"served_by":"replica"}}`, ""), Fallback, "replica"},
+		{"header rule", custom, req(200, ms, map[string]string{"X-Cache": "HIT"}, `{"meta":{"served_by":"origin"}}`, ""), Fallback, "edge"},
+		{"header rule needs its value", custom, req(200, ms, map[string]string{"X-Cache": "MISS"}, `{"meta":{"served_by":"origin"}}`, ""), Primary, "origin"},
+		{"json rule", custom, req(200, ms, nil, `{"degraded":true,"meta":{"served_by":"origin"}}`, ""), Fallback, "degraded"},
+		{"json rule needs its status", custom, req(500, ms, nil, `{"degraded":true}`, ""), Error, ""},
+		{"present-header rule", custom, req(503, 5*ms, map[string]string{"Retry-After": "1"}, "", ""), Rejected, ""},
+		{"rule latency bound", custom, req(503, 50*ms, map[string]string{"Retry-After": "1"}, "", ""), Error, ""},
+		{"own reject statuses", custom, req(429, 150*ms, nil, "", ""), Rejected, ""},
+		{"503 is no refusal there", custom, req(503, ms, nil, "", ""), Error, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, s := tt.cls.Classify(tt.r)
+			if c != tt.class || s != tt.source {
+				t.Errorf("Classify = %s %q, want %s %q", c, s, tt.class, tt.source)
+			}
+		})
+	}
+}
+
+func TestClassificationRulesDecideVerdicts(t *testing.T) {
+	// The service states its source in the body: the demo's defaults see
+	// only primaries; its own classification sees the fallbacks.
+	tl := newShop(10, faultPhase(all, func(r *timeline.Request) {
+		served(r, 200, "", time.Millisecond)
+		r.Headers = nil
+		r.Body = `{"meta":{"source":"stale"}}`
+	})).tl
+	spec := Spec{Name: "c", Phase: "fault", Expect: []string{`fallback("stale") >= 99%`}}
+	for _, tt := range []struct {
+		cls  Classification
+		want Outcome
+	}{{Classification{}, Fail}, {Classification{SourceJSON: "meta.source"}, Pass}} {
+		spec.Classify = tt.cls
+		c, err := Compile(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.Evaluate(tl); v.Outcome != tt.want {
+			t.Errorf("with %+v: %s (%s), want %s", tt.cls, v.Outcome, v.Measured, tt.want)
+		}
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	for in, want := range map[string]StatusRange{"503": {503, 503}, "5xx": {500, 599}, "2XX": {200, 299}, " 429 ": {429, 429}} {
+		got, err := ParseStatus(in)
+		if err != nil || got != want {
+			t.Errorf("ParseStatus(%q) = %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"6xx", "99", "abc", "50x", ""} {
+		if _, err := ParseStatus(in); err == nil {
+			t.Errorf("ParseStatus(%q) accepted", in)
+		}
+	}
+	if (StatusRange{500, 599}).String() != "5xx" || (StatusRange{503, 503}).String() != "503" {
+		t.Error("StatusRange.String")
+	}
+}
+
+func TestJSONPath(t *testing.T) {
+	body := `{"a":{"b":[{"c":1},{"c":"x"}]},"s":"t"}`
+	for path, want := range map[string]any{"s": "t", "a.b.0.c": 1.0, "a.b.1.c": "x"} {
+		if got, ok := JSONPath(body, path); !ok || got != want {
+			t.Errorf("JSONPath(%q) = %v, %v", path, got, ok)
+		}
+	}
+	for _, path := range []string{"x", "a.b.2", "a.b.x", "s.t"} {
+		if _, ok := JSONPath(body, path); ok {
+			t.Errorf("JSONPath(%q) found something", path)
+		}
+	}
+	if _, ok := JSONPath("not json", "a"); ok {
+		t.Error("JSONPath on a non-JSON body")
+	}
+}
+
+func TestFilter(t *testing.T) {
+	f := Filter{Method: "GET", Path: "/products/*", Tag: "reads"}
+	tags := []string{"reads"}
+	if !f.Match("get", "/products/7?x=1", tags) {
+		t.Error("should match")
+	}
+	for _, c := range []struct {
+		m, p string
+		tags []string
+	}{{"POST", "/products/7", tags}, {"GET", "/products/7/reviews", tags}, {"GET", "/products/7", nil}} {
+		if f.Match(c.m, c.p, c.tags) {
+			t.Errorf("%+v should not match", c)
+		}
+	}
+	if !(Filter{}).Match("PUT", "/x", nil) || (Filter{Path: "["}).Match("GET", "/x", nil) {
+		t.Error("empty filter matches all; a bad glob matches nothing")
+	}
+}

@@ -1,0 +1,258 @@
+package contract
+
+import (
+	"fmt"
+	"net/textproto"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// window is the part of a timeline one contract judges, with what the
+// checks need to know about it.
+type window struct {
+	tl    *timeline.Timeline
+	spec  *Spec
+	start time.Time
+	end   time.Time
+	// phase is the window's phase span; the whole run when Spec.Phase is
+	// empty.
+	phase timeline.Phase
+	// faults are every fault span of the run; inWindow those overlapping
+	// the window's phase.
+	faults   []FaultSpan
+	inWindow []FaultSpan
+	reqs     []timeline.Request
+	classes  []Class
+	sources  []string
+	// baselines caches baseline bodies: phase -> target -> body.
+	baselines map[string]map[string]string
+}
+
+// FaultSpan is one fault switched on and off during a run.
+type FaultSpan struct {
+	Point string    `json:"point"`
+	Term  string    `json:"term,omitempty"`
+	Phase string    `json:"phase,omitempty"`
+	On    time.Time `json:"on"`
+	// Off is zero when the record holds no fault_off for it.
+	Off time.Time `json:"off,omitzero"`
+	// Ack is the time from the phase boundary until the control endpoint
+	// acknowledged switching it on.
+	Ack time.Duration `json:"ack_ns"`
+	// Hits is how often its marker fired; nil when unknown.
+	Hits *int64 `json:"hits,omitempty"`
+}
+
+// activeAt reports whether the fault was on at t.
+func (f *FaultSpan) activeAt(t time.Time) bool {
+	return !t.Before(f.On) && (f.Off.IsZero() || t.Before(f.Off))
+}
+
+// runSpan is the span of the whole run: from the first phase start to the
+// last phase end.
+func runSpan(tl *timeline.Timeline) (timeline.Phase, bool) {
+	ph := tl.Phases()
+	if len(ph) == 0 {
+		return timeline.Phase{}, false
+	}
+	span := timeline.Phase{Name: "", Start: ph[0].Start, End: ph[0].End}
+	for _, p := range ph[1:] {
+		if p.End.After(span.End) {
+			span.End = p.End
+		}
+	}
+	return span, true
+}
+
+func newWindow(tl *timeline.Timeline, s *Spec) (*window, error) {
+	var ph timeline.Phase
+	var ok bool
+	if s.Phase == "" {
+		ph, ok = runSpan(tl)
+		if !ok {
+			return nil, fmt.Errorf("no phase ran")
+		}
+	} else if ph, ok = tl.Phase(s.Phase); !ok {
+		return nil, fmt.Errorf("phase %q did not run", s.Phase)
+	}
+	w := &window{tl: tl, spec: s, phase: ph, start: ph.Start.Add(s.Settle), end: ph.End}
+	if s.Until > 0 {
+		if u := ph.Start.Add(s.Until); u.Before(w.end) {
+			w.end = u
+		}
+	}
+	if s.Last > 0 {
+		if l := ph.End.Add(-s.Last); l.After(w.start) {
+			w.start = l
+		}
+	}
+	if !w.start.Before(w.end) {
+		return nil, fmt.Errorf("window %s leaves nothing of %s (%v long)", windowName(s), phaseName(s.Phase), ph.End.Sub(ph.Start).Round(time.Millisecond))
+	}
+	w.faults = FaultSpans(tl)
+	for _, f := range w.faults {
+		if (s.Phase != "" && f.Phase == s.Phase) || (f.On.Before(ph.End) && (f.Off.IsZero() || f.Off.After(ph.Start))) {
+			w.inWindow = append(w.inWindow, f)
+		}
+	}
+	for i := range tl.Requests {
+		r := &tl.Requests[i]
+		if s.Phase != "" && r.Phase != s.Phase {
+			continue
+		}
+		if r.Time.Before(w.start) || r.Time.After(w.end) || !w.selects(r) {
+			continue
+		}
+		w.reqs = append(w.reqs, *r)
+		c, src := s.Classify.Classify(r)
+		w.classes = append(w.classes, c)
+		w.sources = append(w.sources, src)
+	}
+	return w, nil
+}
+
+// selects applies the spec's request filter.
+func (w *window) selects(r *timeline.Request) bool {
+	return w.spec.Requests.Match(r.Method, requestPath(r), r.Tags)
+}
+
+// requestPath is the path of a request, from its target "GET /p/7".
+func requestPath(r *timeline.Request) string {
+	_, p, ok := strings.Cut(r.Target, " ")
+	if !ok {
+		return r.Target
+	}
+	return p
+}
+
+func phaseName(p string) string {
+	if p == "" {
+		return "the run"
+	}
+	return "phase " + strconv.Quote(p)
+}
+
+// windowName describes a spec's window: "db-timeout +500ms until 3s GET /p/*".
+func windowName(s *Spec) string {
+	name := s.Phase
+	if name == "" {
+		name = "run"
+	}
+	if s.Settle > 0 {
+		name += " +" + s.Settle.String()
+	}
+	if s.Until > 0 {
+		name += " until " + s.Until.String()
+	}
+	if s.Last > 0 {
+		name += " last " + s.Last.String()
+	}
+	if !s.Requests.IsZero() {
+		name += " " + s.Requests.String()
+	}
+	return name
+}
+
+// FaultSpans pairs the fault_on and fault_off events of a timeline, with
+// the hits recorded for each, in the order they were switched on.
+func FaultSpans(tl *timeline.Timeline) []FaultSpan {
+	var spans []FaultSpan
+	open := map[string]int{}
+	for _, e := range tl.Events {
+		switch e.Kind {
+		case timeline.FaultOn:
+			open[e.Point] = len(spans)
+			spans = append(spans, FaultSpan{Point: e.Point, Term: e.Term, Phase: e.Phase, On: e.Time, Ack: e.Ack})
+		case timeline.FaultOff:
+			if i, ok := open[e.Point]; ok {
+				spans[i].Off = e.Time
+				delete(open, e.Point)
+			}
+		case timeline.FaultHits:
+			for i := len(spans) - 1; i >= 0; i-- {
+				if spans[i].Point == e.Point && spans[i].Hits == nil {
+					spans[i].Hits = e.Hits
+					break
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// faultsAt names the faults that were on at t, sorted.
+func faultsAt(spans []FaultSpan, t time.Time) []string {
+	var out []string
+	for i := range spans {
+		if spans[i].activeAt(t) {
+			out = append(out, spans[i].Point)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// referenceFault is the fault a time-based check measures from: the first
+// one switched on inside the window's phase, else the last one switched on
+// before it (a recovery phase measures from the fault before it).
+func (w *window) referenceFault() (FaultSpan, bool) {
+	var before *FaultSpan
+	for i := range w.faults {
+		f := &w.faults[i]
+		if !f.On.Before(w.phase.Start) && f.On.Before(w.phase.End) {
+			return *f, true
+		}
+		if f.On.Before(w.phase.Start) {
+			before = f
+		}
+	}
+	if before != nil {
+		return *before, true
+	}
+	return FaultSpan{}, false
+}
+
+// baseline returns the body target last got with a 2xx status in phase.
+func (w *window) baseline(phase, target string) any {
+	if w.baselines == nil {
+		w.baselines = map[string]map[string]string{}
+	}
+	m, ok := w.baselines[phase]
+	if !ok {
+		m = map[string]string{}
+		for _, r := range w.tl.Requests {
+			if r.Phase == phase && r.Status/100 == 2 && r.BodySize <= timeline.MaxBody {
+				m[r.Target] = r.Body
+			}
+		}
+		w.baselines[phase] = m
+	}
+	b, ok := m[target]
+	if !ok {
+		return nil
+	}
+	return b
+}
+
+// violation is the evidence for the i-th request of the window.
+func (w *window) violation(i int) Violation {
+	r := &w.reqs[i]
+	return w.requestViolation(r, w.classes[i], w.sources[i])
+}
+
+func (w *window) requestViolation(r *timeline.Request, c Class, src string) Violation {
+	return Violation{Seq: r.Seq, Time: r.Time, Offset: r.Time.Sub(w.start), Target: r.Target, Status: r.Status,
+		Latency: r.Latency, Class: c, Source: src, Error: r.Error, Faults: faultsAt(w.faults, r.Time)}
+}
+
+func canonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
+
+// age is the age of the copy r served, 0 when it is not one.
+func (w *window) age(r *timeline.Request) time.Duration {
+	a, _ := w.spec.Classify.Age(r)
+	return a
+}

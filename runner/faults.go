@@ -1,0 +1,356 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// faultRecord is the content of FaultRecord: every fault the run enabled,
+// and those that may still be on. It is rewritten before each fault is
+// switched on, so a run killed at any moment can be rolled back.
+type faultRecord struct {
+	Control string `json:"control"`
+	// Points are the failpoints that may still be on.
+	Points []string `json:"points"`
+	// Enabled lists every fault the run switched on, in order.
+	Enabled []enabledFault `json:"enabled,omitempty"`
+	// Dir is the run directory (in the pending index only).
+	Dir string `json:"dir,omitempty"`
+}
+
+type enabledFault struct {
+	Phase string    `json:"phase"`
+	Point string    `json:"point"`
+	Term  string    `json:"term"`
+	At    time.Time `json:"at"`
+}
+
+// retry is how hard chaoskit tries to reach the control endpoint: an
+// endpoint that hiccups must neither fail a run nor leave a fault behind.
+type retry struct {
+	attempts int
+	wait     time.Duration // before the second attempt; doubles each time
+	timeout  time.Duration // per attempt
+	sleep    func(context.Context, time.Duration) error
+}
+
+var (
+	enableRetry  = retry{attempts: 3, wait: 20 * time.Millisecond, timeout: 2 * time.Second, sleep: sleepCtx}
+	disableRetry = retry{attempts: 6, wait: 50 * time.Millisecond, timeout: 2 * time.Second, sleep: sleepCtx}
+)
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// do runs op until it succeeds, fails with an error other than
+// inject.ErrUnreachable, or the attempts run out.
+func (rt retry) do(ctx context.Context, op func(context.Context) error) error {
+	var err error
+	wait := rt.wait
+	for i := 0; i < rt.attempts; i++ {
+		if i > 0 {
+			if e := rt.sleep(ctx, wait); e != nil {
+				return err
+			}
+			wait *= 2
+		}
+		actx, cancel := context.WithTimeout(ctx, rt.timeout)
+		err = op(actx)
+		cancel()
+		if err == nil || !errors.Is(err, inject.ErrUnreachable) {
+			return err
+		}
+	}
+	return err
+}
+
+// faults tracks what the run switched on; it is safe for concurrent use.
+type faults struct {
+	mu  sync.Mutex
+	run *run
+	// on holds the failpoints switched on (or being switched on) and not
+	// yet confirmed off; expected those the running phase may switch on.
+	// The record lists both.
+	on       map[string]bool
+	expected map[string]bool
+	rec      faultRecord
+	pending  string // this run's file in the pending index, if any
+}
+
+// expect records, before a phase starts, every failpoint the phase may
+// switch on, so that the record is on disk before any of them is enabled
+// and writing it costs the acknowledgement times nothing. Rollback only
+// disables what the endpoint lists as on, so recording early is harmless.
+func (fs *faults) expect(list []scenarios.Fault) error {
+	if len(list) == 0 {
+		return nil
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.expected == nil {
+		fs.expected = map[string]bool{}
+	}
+	for _, f := range list {
+		fs.expected[f.Path] = true
+	}
+	if err := fs.saveLocked(); err != nil {
+		return infra("cannot record the faults about to be enabled", "check that the run directory is writable", err)
+	}
+	return nil
+}
+
+// enable switches the faults on at once, in parallel, each acknowledged
+// against planned: the moment it was due. They must have been recorded
+// with expect. It returns the longest acknowledgement delay.
+func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, list []scenarios.Fault) (time.Duration, error) {
+	if len(list) == 0 {
+		return 0, nil
+	}
+	r := fs.run
+	fs.mu.Lock()
+	for _, f := range list {
+		if !fs.expected[f.Path] {
+			fs.mu.Unlock()
+			panic("runner: fault " + f.Path + " enabled without being recorded first")
+		}
+		fs.on[f.Path] = true
+		fs.rec.Enabled = append(fs.rec.Enabled, enabledFault{Phase: phase, Point: f.Path, Term: f.Term, At: planned})
+	}
+	fs.mu.Unlock()
+	errs := make([]error, len(list))
+	acks := make([]time.Duration, len(list))
+	var wg sync.WaitGroup
+	defer func() {
+		fs.mu.Lock()
+		_ = fs.saveLocked()
+		fs.mu.Unlock()
+	}()
+	for i, f := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := enableRetry.do(context.WithoutCancel(ctx), func(c context.Context) error {
+				return r.tgt.control.Enable(c, f.Path, f.Term)
+			})
+			ack := time.Now()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			acks[i] = ack.Sub(planned)
+			r.event(timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]})
+		}()
+	}
+	wg.Wait()
+	longest := slices.Max(acks)
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, inject.ErrUnreachable) {
+			return longest, infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and that target.failpoints is the address it was given in GO_FAILPOINTS_HTTP", err)
+		}
+		return longest, infra("the control endpoint refused a fault", "check the fault's action and value (or the raw term), and that the service uses pingcap/failpoint's control endpoint", err)
+	}
+	return longest, nil
+}
+
+// disable switches the failpoints off, in parallel, with retries; planned
+// is the moment they were due off.
+func (fs *faults) disable(ctx context.Context, phase string, planned time.Time, paths []string, message string) error {
+	r := fs.run
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i, path := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := disableRetry.do(context.WithoutCancel(ctx), func(c context.Context) error {
+				return r.tgt.control.Disable(c, path)
+			})
+			ack := time.Now()
+			if err != nil {
+				errs[i] = infra("could not disable fault "+path, "run `chaoskit rollback "+r.dir+"` once the endpoint answers", err)
+				return
+			}
+			fs.mu.Lock()
+			delete(fs.on, path)
+			fs.mu.Unlock()
+			r.event(timeline.Event{Time: ack, Kind: timeline.FaultOff, Phase: phase, Point: path, Ack: ack.Sub(planned), Message: message})
+		}()
+	}
+	wg.Wait()
+	fs.mu.Lock()
+	_ = fs.saveLocked()
+	fs.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// phaseOver drops the expectations of a phase that has ended.
+func (fs *faults) phaseOver() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.expected) > 0 {
+		fs.expected = nil
+		_ = fs.saveLocked()
+	}
+}
+
+// forget drops a failpoint that went away with its service.
+func (fs *faults) forget(path string) {
+	fs.mu.Lock()
+	delete(fs.on, path)
+	_ = fs.saveLocked()
+	fs.mu.Unlock()
+}
+
+// stillOn returns the failpoints that may still be on.
+func (fs *faults) stillOn() []string {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	out := make([]string, 0, len(fs.on))
+	for p := range fs.on {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rollback switches off every fault still on. The run's entry in the
+// pending index goes once nothing is left on.
+func (fs *faults) rollback() error {
+	r := fs.run
+	if r.tgt == nil || r.tgt.control == nil {
+		return nil
+	}
+	var err error
+	if on := fs.stillOn(); len(on) > 0 {
+		err = fs.disable(context.Background(), "", time.Now(), on, "rolled back")
+	}
+	fs.phaseOver()
+	if err == nil && fs.pending != "" {
+		_ = os.Remove(fs.pending)
+	}
+	return err
+}
+
+// saveLocked writes the fault record to the run directory and, when the
+// run has a state directory, to the pending index under the endpoint's
+// name, so the next run against the same endpoint can undo a killed one.
+func (fs *faults) saveLocked() error {
+	r := fs.run
+	fs.rec.Control = r.tgt.controlAddr
+	fs.rec.Points = fs.rec.Points[:0]
+	for p := range fs.on {
+		fs.rec.Points = append(fs.rec.Points, p)
+	}
+	for p := range fs.expected {
+		if !fs.on[p] {
+			fs.rec.Points = append(fs.rec.Points, p)
+		}
+	}
+	sort.Strings(fs.rec.Points)
+	if err := writeJSON(filepath.Join(r.dir, FaultRecord), fs.rec); err != nil {
+		return err
+	}
+	if r.opts.StateDir == "" || fs.rec.Control == "" {
+		return nil
+	}
+	if fs.pending == "" {
+		if err := os.MkdirAll(r.opts.StateDir, 0o755); err != nil {
+			return nil // the run directory's record is enough to roll back by hand
+		}
+		fs.pending = pendingFile(r.opts.StateDir, fs.rec.Control)
+	}
+	rec := fs.rec
+	rec.Enabled = nil
+	if abs, err := filepath.Abs(r.dir); err == nil {
+		rec.Dir = abs
+	}
+	_ = writeJSON(fs.pending, rec)
+	return nil
+}
+
+// pendingFile names the pending-index entry of a control endpoint.
+func pendingFile(stateDir, control string) string {
+	sum := sha256.Sum256([]byte(control))
+	return filepath.Join(stateDir, "pending-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// writeJSON writes v to path atomically.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// step is one fault switched on or off at an offset into its phase.
+type step struct {
+	at     time.Duration
+	on     bool
+	faults []scenarios.Fault
+}
+
+// schedule turns a phase's faults into the steps that switch them, in
+// time order; faults due at the same moment share a step. Faults on until
+// the phase ends get no off step: the phase's end switches them off.
+func schedule(p *scenarios.Phase) []step {
+	byTime := map[time.Duration]map[bool][]scenarios.Fault{}
+	for _, f := range p.Faults {
+		on, off := f.Window(p.Duration.D())
+		add := func(at time.Duration, isOn bool) {
+			if byTime[at] == nil {
+				byTime[at] = map[bool][]scenarios.Fault{}
+			}
+			byTime[at][isOn] = append(byTime[at][isOn], f)
+		}
+		add(on, true)
+		if off < p.Duration.D() {
+			add(off, false)
+		}
+	}
+	times := make([]time.Duration, 0, len(byTime))
+	for t := range byTime {
+		times = append(times, t)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	var out []step
+	for _, t := range times {
+		// Off before on, so a point switched off and on again at one moment
+		// ends up on.
+		if fs := byTime[t][false]; len(fs) > 0 {
+			out = append(out, step{at: t, on: false, faults: fs})
+		}
+		if fs := byTime[t][true]; len(fs) > 0 {
+			out = append(out, step{at: t, on: true, faults: fs})
+		}
+	}
+	return out
+}

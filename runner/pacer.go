@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+// StepPacer holds each step's rate for the step's duration; the last step
+// holds until the attack ends. It is a vegeta.Pacer.
+type StepPacer struct {
+	Steps []PacerStep
+}
+
+// PacerStep is one rate of a StepPacer, in hits per second, held for For
+// (ignored for the last step).
+type PacerStep struct {
+	PerSecond float64
+	For       time.Duration
+}
+
+var _ vegeta.Pacer = StepPacer{}
+
+// hits returns how many hits are due by elapsed: the integral of the rate.
+func (p StepPacer) hits(elapsed time.Duration) float64 {
+	total, start := 0.0, time.Duration(0)
+	for i, s := range p.Steps {
+		last := i == len(p.Steps)-1
+		if last || elapsed < start+s.For {
+			return total + s.PerSecond*(elapsed-start).Seconds()
+		}
+		total += s.PerSecond * s.For.Seconds()
+		start += s.For
+	}
+	return total
+}
+
+// Pace implements vegeta.Pacer: the wait until hit number hits+1 is due.
+func (p StepPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if len(p.Steps) == 0 {
+		return 0, true
+	}
+	if float64(hits) < p.hits(elapsed) {
+		return 0, false // running behind
+	}
+	// Walk the steps to find when the next hit is due.
+	want := float64(hits + 1)
+	total, start := 0.0, time.Duration(0)
+	for i, s := range p.Steps {
+		last := i == len(p.Steps)-1
+		end := total + s.PerSecond*s.For.Seconds()
+		if last || want <= end {
+			if s.PerSecond <= 0 {
+				return 0, true
+			}
+			due := start + time.Duration((want-total)/s.PerSecond*float64(time.Second))
+			return max(due-elapsed, 0), false
+		}
+		total, start = end, start+s.For
+	}
+	return 0, true
+}
+
+// Rate implements vegeta.Pacer: the rate of the step elapsed falls in.
+func (p StepPacer) Rate(elapsed time.Duration) float64 {
+	start := time.Duration(0)
+	for i, s := range p.Steps {
+		if i == len(p.Steps)-1 || elapsed < start+s.For {
+			return s.PerSecond
+		}
+		start += s.For
+	}
+	return 0
+}
+
+func (p StepPacer) String() string {
+	var parts []string
+	for _, s := range p.Steps {
+		parts = append(parts, fmt.Sprintf("%g/s for %v", s.PerSecond, s.For))
+	}
+	return "Steps{" + strings.Join(parts, ", ") + "}"
+}
+
+// pacerFor returns the pacer of a phase's load lasting d.
+func pacerFor(l scenarios.Load, d time.Duration) vegeta.Pacer {
+	rate := func(r scenarios.Rate) vegeta.Rate { return vegeta.Rate{Freq: r.Freq, Per: r.Per} }
+	switch {
+	case l.Pacer == nil:
+		return rate(l.Rate)
+	case l.Pacer.Linear != nil:
+		lp := l.Pacer.Linear
+		slope := (lp.To.PerSecond() - lp.From.PerSecond()) / d.Seconds()
+		return vegeta.LinearPacer{StartAt: rate(lp.From), Slope: slope}
+	case l.Pacer.Sine != nil:
+		s := l.Pacer.Sine
+		return vegeta.SinePacer{Period: s.Period.D(), Mean: rate(s.Mean), Amp: rate(s.Amplitude), StartAt: s.SineStart() * math.Pi}
+	default:
+		sp := StepPacer{}
+		for _, s := range l.Pacer.Steps {
+			sp.Steps = append(sp.Steps, PacerStep{PerSecond: s.Rate.PerSecond(), For: s.For.D()})
+		}
+		return sp
+	}
+}
+
+// describeLoad says in a few words what rate a load runs at.
+func describeLoad(l scenarios.Load) string {
+	switch {
+	case l.Pacer == nil:
+		return l.Rate.String()
+	case l.Pacer.Linear != nil:
+		return fmt.Sprintf("linear %v→%v", l.Pacer.Linear.From, l.Pacer.Linear.To)
+	case l.Pacer.Sine != nil:
+		s := l.Pacer.Sine
+		return fmt.Sprintf("sine %v±%v/%v", s.Mean, s.Amplitude, s.Period.D())
+	default:
+		var parts []string
+		for _, s := range l.Pacer.Steps {
+			parts = append(parts, s.Rate.String())
+		}
+		return "steps " + strings.Join(parts, "→")
+	}
+}

@@ -1,0 +1,366 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// progressEvery is how often the live progress line is redrawn.
+const progressEvery = 250 * time.Millisecond
+
+// phaseRun is the state of one running phase.
+type phaseRun struct {
+	r        *run
+	p        *scenarios.Phase
+	boundary time.Time
+	stats    phaseStats
+	// hits holds the last hit count read per failpoint, so each fault
+	// window gets the hits made while it was on.
+	hits    map[string]int64
+	hitsOK  bool
+	acks    []string
+	errOnce sync.Once
+	err     error
+}
+
+func (ph *phaseRun) fail(err error) {
+	ph.errOnce.Do(func() { ph.err = err })
+}
+
+// runPhase drives one phase: its faults due at the start are switched on
+// before the first request; the others at their offsets while the load
+// runs; whatever is still on is switched off when the phase's load ends.
+func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
+	load := p.Effective
+	gen, err := scenarios.NewGenerator(load, &r.reqSeq)
+	if err != nil {
+		return err
+	}
+	client := newClient(load)
+	defer client.CloseIdleConnections()
+	targeter := func(t *vegeta.Target) error {
+		q := gen.Next()
+		h := make(http.Header, len(q.Headers)+1)
+		for k, v := range q.Headers {
+			h.Set(k, v)
+		}
+		if len(q.Tags) > 0 {
+			h.Set(tagHeader, strings.Join(q.Tags, ","))
+		}
+		*t = vegeta.Target{Method: q.Method, URL: r.tgt.baseURL + q.Path, Header: h, Body: q.Body}
+		return nil
+	}
+
+	ph := &phaseRun{r: r, p: p}
+	if len(p.Faults) > 0 {
+		ph.readHits(ctx, nil)
+	}
+	steps := schedule(p)
+	if err := r.faults.expect(p.Faults); err != nil {
+		return err
+	}
+	r.phase.Store(p.Name)
+	ph.boundary = time.Now()
+	r.event(timeline.Event{Time: ph.boundary, Kind: timeline.PhaseStart, Phase: p.Name, Planned: p.Duration.D(),
+		Data: map[string]any{"load": describeLoad(load)}})
+	for len(steps) > 0 && steps[0].at == 0 {
+		if err := ph.apply(ctx, steps[0]); err != nil {
+			return err
+		}
+		steps = steps[1:]
+	}
+
+	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
+		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
+	results := atk.Attack(targeter, pacerFor(load, p.Duration.D()), p.Duration.D(), r.sc.Name)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // faults due later in the phase
+		defer wg.Done()
+		for _, st := range steps {
+			t := time.NewTimer(time.Until(ph.boundary.Add(st.at)))
+			select {
+			case <-done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if err := ph.apply(ctx, st); err != nil {
+				ph.fail(err)
+				atk.Stop()
+				return
+			}
+		}
+	}()
+	if proc := r.tgt.proc; proc != nil {
+		wg.Add(1)
+		go func() { // a crash is noticed at once
+			defer wg.Done()
+			select {
+			case <-done:
+			case <-proc.done:
+				r.noteExit()
+				if !r.sc.Target.AllowExit {
+					ph.fail(infra("the target exited during phase "+p.Name+" ("+proc.exitDescription()+")",
+						"see target.stderr in the run directory; if the scenario expects the service to die, set target.allow_exit: true", nil))
+					atk.Stop()
+				}
+			}
+		}()
+	}
+	if r.opts.Live {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(progressEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					fmt.Fprint(r.opts.Log, "\r\x1b[K")
+					return
+				case <-tick.C:
+					fmt.Fprint(r.opts.Log, "\r\x1b[K"+progressLine(p.Name, time.Since(ph.boundary), p.Duration.D(), ph.stats.snapshot(), breakerStates(r.sampler.latest())))
+				}
+			}
+		}()
+	}
+	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
+	for res := range results {
+		ph.stats.add(res)
+		r.recordResult(p.Name, res)
+	}
+	stopOnCancel()
+	close(done)
+	wg.Wait()
+	_ = r.resBuf.Flush()
+	end := time.Now()
+	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name})
+
+	// Whatever this phase switched on and is still on goes off now.
+	var still []scenarios.Fault
+	on := map[string]bool{}
+	for _, path := range r.faults.stillOn() {
+		on[path] = true
+	}
+	for _, f := range p.Faults {
+		if on[f.Path] {
+			still = append(still, f)
+			delete(on, f.Path)
+		}
+	}
+	var offErr error
+	if len(still) > 0 {
+		if r.tgt.proc != nil && r.tgt.proc.exited() {
+			// The faults died with the service.
+			for _, f := range still {
+				r.faults.forget(f.Path)
+				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
+			}
+		} else {
+			offErr = r.faults.disable(ctx, p.Name, end, paths(still), "")
+			ph.readHits(ctx, still)
+		}
+	}
+	if offErr == nil {
+		r.faults.phaseOver()
+	}
+	st := ph.stats.snapshot()
+	r.summary.addPhase(p, load, ph.boundary, end, st)
+	fmt.Fprintln(r.opts.Log, phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.acks))
+	if ph.err != nil {
+		return ph.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if offErr != nil {
+		return offErr
+	}
+	if r.tgt.proc != nil && r.tgt.proc.exited() && !r.sc.Target.AllowExit {
+		return infra("the target exited during phase "+p.Name+" ("+r.tgt.proc.exitDescription()+")", "see target.stderr in the run directory", nil)
+	}
+	return nil
+}
+
+// apply carries out one step of the phase's fault schedule.
+func (ph *phaseRun) apply(ctx context.Context, st step) error {
+	planned := ph.boundary.Add(st.at)
+	r := ph.r
+	if st.on {
+		ack, err := r.faults.enable(ctx, ph.p.Name, planned, st.faults)
+		if err != nil {
+			return err
+		}
+		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", ack.Round(10*time.Microsecond)))
+		return nil
+	}
+	err := r.faults.disable(ctx, ph.p.Name, planned, paths(st.faults), "")
+	ph.readHits(ctx, st.faults)
+	return err
+}
+
+// readHits reads the target's hit counts and, for each fault given, records
+// the hits made since the last reading as a FaultHits event.
+func (ph *phaseRun) readHits(ctx context.Context, faults []scenarios.Fault) {
+	r := ph.r
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	rep, ok, err := r.tgt.hits(hctx)
+	if !ok || err != nil {
+		return
+	}
+	if ph.hits == nil {
+		ph.hits = rep.Hits
+		ph.hitsOK = true
+		return
+	}
+	for _, f := range faults {
+		h := rep.Hits[f.Path] - ph.hits[f.Path]
+		ph.hits[f.Path] = rep.Hits[f.Path]
+		r.event(timeline.Event{Kind: timeline.FaultHits, Phase: ph.p.Name, Point: f.Path, Hits: &h})
+	}
+}
+
+func paths(fs []scenarios.Fault) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// phaseLine is the one line a phase leaves in the log.
+func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnapshot, acks []string) string {
+	rate := 0.0
+	if took > 0 {
+		rate = float64(st.n) / took.Seconds()
+	}
+	line := fmt.Sprintf("  %-20s %6v %6d requests %6.0f req/s (%s)  ok %5.1f%%  fallback %5.1f%%  error %5.1f%%",
+		p.Name, took.Round(10*time.Millisecond), st.n, rate, load, share(st.ok, st.n), share(st.fallback, st.n), share(st.failed, st.n))
+	if len(p.Faults) > 0 {
+		var s []string
+		for _, f := range p.Faults {
+			s = append(s, f.Point+"="+f.Action)
+		}
+		line += "  faults: " + strings.Join(s, ", ")
+		if len(acks) > 0 {
+			line += " (" + strings.Join(acks, ", ") + ")"
+		}
+	}
+	return line
+}
+
+// tagHeader carries a request's tags from the targeter to its result: the
+// transport copies it from the request to the response.
+const tagHeader = "X-Chaoskit-Tags"
+
+// keepHeader says which response headers the timeline keeps.
+func keepHeader(name string) bool {
+	return (strings.HasPrefix(name, "X-Chaoskit-") && name != tagHeader) || name == "Retry-After" || name == "Content-Type"
+}
+
+func (r *run) recordResult(phase string, res *vegeta.Result) {
+	var tags []string
+	if t := res.Headers.Get(tagHeader); t != "" {
+		tags = strings.Split(t, ",")
+		res.Headers.Del(tagHeader)
+	}
+	_ = r.resEnc.Encode(res)
+	q := timeline.Request{
+		Seq: r.seq.Add(1), Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
+		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
+		Latency: res.Latency, Error: res.Error, BodySize: len(res.Body), Tags: tags,
+	}
+	if len(res.Body) > 0 {
+		sum := sha256.Sum256(res.Body)
+		q.BodyHash = hex.EncodeToString(sum[:])
+		if len(res.Body) <= timeline.MaxBody {
+			q.Body = string(res.Body)
+		}
+	}
+	for k, v := range res.Headers {
+		if len(v) > 0 && r.keep(k) {
+			if q.Headers == nil {
+				q.Headers = map[string]string{}
+			}
+			q.Headers[k] = v[0]
+		}
+	}
+	r.tlMu.Lock()
+	r.tl.Requests = append(r.tl.Requests, q)
+	r.tlMu.Unlock()
+	_ = r.tw.Request(&q)
+}
+
+// errNotLoopback is what the load's dialer answers for any address that is
+// not loopback: chaoskit sends load to the machine it runs on only.
+var errNotLoopback = errors.New("chaoskit sends load to loopback addresses only")
+
+// loopbackOnly refuses connections to non-loopback addresses, whatever a
+// name resolved to.
+func loopbackOnly(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w: %s", errNotLoopback, host)
+	}
+	return nil
+}
+
+func newClient(l scenarios.Load) *http.Client {
+	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
+	tr := &http.Transport{
+		DialContext:         dialer.DialContext,
+		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
+		MaxConnsPerHost:     l.Connections,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	var protos http.Protocols
+	if l.HTTP2 != nil && *l.HTTP2 {
+		protos.SetUnencryptedHTTP2(true)
+		protos.SetHTTP2(true)
+	} else {
+		protos.SetHTTP1(true)
+	}
+	tr.Protocols = &protos
+	return &http.Client{
+		Timeout:       l.Timeout.D(),
+		Transport:     tagTransport{tr},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// tagTransport strips the tag header from a request and hands it back on
+// the response, where the result recorder finds it.
+type tagTransport struct{ *http.Transport }
+
+func (t tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tags := req.Header.Get(tagHeader)
+	if tags != "" {
+		req = req.Clone(req.Context())
+		req.Header.Del(tagHeader)
+	}
+	resp, err := t.Transport.RoundTrip(req)
+	if err == nil && tags != "" {
+		resp.Header.Set(tagHeader, tags)
+	}
+	return resp, err
+}

@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Read-backs run a few at a time, each bounded.
+const (
+	readBackWorkers = 8
+	readBackTimeout = 5 * time.Second
+)
+
+// readBack reads back every write the target acknowledged, after the last
+// phase with every fault off, and records each result on the timeline
+// (Jepsen's "no acknowledged write lost", in its simplest form). The
+// contracts judge the results; this only records them. ReadBackDone marks
+// that every acknowledged write was read.
+func (r *run) readBack(ctx context.Context) error {
+	if len(r.sc.Writes) == 0 {
+		return nil
+	}
+	r.tlMu.Lock()
+	reqs := slices.Clone(r.tl.Requests)
+	r.tlMu.Unlock()
+	slices.SortFunc(reqs, func(a, b timeline.Request) int { return cmp.Compare(a.Seq, b.Seq) })
+	type job struct {
+		write *timeline.Request
+		rule  *scenarios.Write
+	}
+	var jobs []job
+	for i := range reqs {
+		q := &reqs[i]
+		path := strings.TrimPrefix(q.Target, q.Method+" ")
+		for j := range r.sc.Writes {
+			if r.sc.Writes[j].Acknowledged(q.Method, path, q.Tags, q.Status) {
+				jobs = append(jobs, job{q, &r.sc.Writes[j]})
+				break
+			}
+		}
+	}
+	timeout := readBackTimeout
+	if t := r.sc.Load.Timeout.D(); t > 0 && t < timeout {
+		timeout = t
+	}
+	client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+
+	results := make([]timeline.ReadBackResult, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(readBackWorkers, len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = readOne(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule)
+			}
+		})
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	missing := 0
+	for i := range results {
+		if results[i].Status/100 != 2 {
+			missing++
+		}
+		r.event(timeline.Event{Kind: timeline.ReadBack, Read: &results[i]})
+	}
+	r.event(timeline.Event{Kind: timeline.ReadBackDone, Message: fmt.Sprintf("%d acknowledged writes read back", len(jobs))})
+	fmt.Fprintf(r.opts.Log, "  %-24s %6s  %5d writes    %5d not read back as 2xx\n", "read-back", "", len(jobs), missing)
+	return nil
+}
+
+// readOne reads one acknowledged write back.
+func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *scenarios.Write) timeline.ReadBackResult {
+	res := timeline.ReadBackResult{Write: w.Seq, Compare: rule.Compare}
+	method, path, err := rule.ReadTarget(w.Headers, w.Body)
+	res.Target = method + " " + path
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	url := path
+	if !strings.Contains(path, "://") {
+		url = baseURL + path
+	} else if res.Target = method + " " + strings.TrimPrefix(path, baseURL); !strings.HasPrefix(path, baseURL+"/") {
+		// A read-back goes to the target and nowhere else.
+		res.Error = fmt.Sprintf("read-back URL %s is not on the target %s", path, baseURL)
+		return res
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		res.Latency, res.Error = time.Since(start), err.Error()
+		return res
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	res.Latency, res.Status, res.BodySize = time.Since(start), resp.StatusCode, len(body)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if len(body) <= timeline.MaxBody {
+		res.Body = string(body)
+	}
+	return res
+}

@@ -1,0 +1,161 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// orders is a small order service. With lose set it acknowledges every
+// third order without storing it, as a service that acknowledges before
+// committing does when the commit fails; with alter set it stores a
+// different quantity for every fifth.
+type orders struct {
+	mu          sync.Mutex
+	n           int
+	stored      map[string]map[string]any
+	lose, alter bool
+}
+
+func (o *orders) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {})
+	mux.HandleFunc("POST /orders", func(w http.ResponseWriter, r *http.Request) {
+		var in map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		o.mu.Lock()
+		o.n++
+		id := fmt.Sprintf("o-%d", o.n)
+		ack := map[string]any{"id": id, "product_id": in["product_id"], "quantity": in["quantity"]}
+		stored := map[string]any{"id": id, "product_id": in["product_id"], "quantity": in["quantity"]}
+		if o.alter && o.n%5 == 0 {
+			stored["quantity"] = 99.0
+		}
+		if !o.lose || o.n%3 != 0 {
+			o.stored[id] = stored
+		}
+		o.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(ack)
+	})
+	mux.HandleFunc("GET /orders/{id}", func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		v, ok := o.stored[r.PathValue("id")]
+		o.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(v)
+	})
+	return mux
+}
+
+const ordersScenario = `name: orders
+target:
+  url: %s
+load:
+  rate: 100/s
+  requests:
+    - method: POST
+      path: /orders
+      body: '{"product_id":7,"quantity":2}'
+    - method: GET
+      path: /healthz
+phases:
+  - name: writes
+    duration: 300ms
+writes:
+  - requests: {method: POST, path: /orders}
+    ack: [201]
+    read: GET /orders/{json.id}
+    compare: [product_id, quantity]
+contracts:
+  - name: no acknowledged write lost
+    min_samples: 5
+    expect: [lost_writes == 0]
+`
+
+func runOrders(t *testing.T, o *orders) (*timeline.Timeline, contract.Verdict) {
+	t.Helper()
+	o.stored = map[string]map[string]any{}
+	srv := httptest.NewServer(o.handler())
+	defer srv.Close()
+	sc, err := scenarios.Parse("orders.yaml", []byte(fmt.Sprintf(ordersScenario, srv.URL)), scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runner.Run(context.Background(), sc, runner.Options{Dir: t.TempDir(), Self: "unused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Compile(sc.Contracts[0].Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Timeline, c.Evaluate(res.Timeline)
+}
+
+func TestReadBackFindsLostWrites(t *testing.T) {
+	tl, v := runOrders(t, &orders{lose: true})
+	var reads, acked int
+	for _, e := range tl.Events {
+		if e.Kind == timeline.ReadBack {
+			reads++
+			if !strings.HasPrefix(e.Read.Target, "GET /orders/o-") || e.Read.Compare[0] != "product_id" {
+				t.Errorf("read = %+v", e.Read)
+			}
+		}
+	}
+	for _, r := range tl.Requests {
+		if r.Target == "POST /orders" && r.Status == 201 {
+			acked++
+		}
+	}
+	if acked == 0 || reads != acked {
+		t.Fatalf("%d acknowledged writes, %d read back", acked, reads)
+	}
+	if v.Outcome != contract.Fail {
+		t.Fatalf("verdict %s %s (%s), want fail", v.Outcome, v.Measured, v.Reason)
+	}
+	lost := v.Checks[0].Violations
+	if len(lost) != acked/3 {
+		t.Errorf("%d lost writes listed, want %d of %d", len(lost), acked/3, acked)
+	}
+	for _, l := range lost {
+		if !strings.HasPrefix(l.Detail, "missing: GET /orders/o-") || !strings.HasSuffix(l.Detail, "-> 404") || l.Target != "POST /orders" {
+			t.Errorf("lost write = %+v", l)
+		}
+	}
+}
+
+func TestReadBackFindsChangedWrites(t *testing.T) {
+	_, v := runOrders(t, &orders{alter: true})
+	if v.Outcome != contract.Fail || len(v.Checks[0].Violations) == 0 {
+		t.Fatalf("verdict %s %s, want fail", v.Outcome, v.Measured)
+	}
+	if d := v.Checks[0].Violations[0].Detail; !strings.Contains(d, "quantity: acknowledged 2, read 99") {
+		t.Errorf("detail = %q", d)
+	}
+}
+
+func TestReadBackPassesAKeptPromise(t *testing.T) {
+	_, v := runOrders(t, &orders{})
+	if v.Outcome != contract.Pass {
+		t.Fatalf("verdict %s %s (%s), want pass", v.Outcome, v.Measured, v.Reason)
+	}
+}

@@ -1,0 +1,97 @@
+package runner
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Summary is a run's record in brief, written to SummaryFile: what ran, how
+// much load each phase achieved, and how quickly the control endpoint
+// acknowledged each fault switch.
+type Summary struct {
+	Scenario string    `json:"scenario"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	// Outcome is completed, interrupted or error; Error says why.
+	Outcome  string         `json:"outcome"`
+	Error    string         `json:"error,omitempty"`
+	Requests int64          `json:"requests"`
+	Phases   []PhaseSummary `json:"phases"`
+	// FaultAcks measures, over every fault switched on or off, the time
+	// from the moment it was due to the endpoint's acknowledgement.
+	FaultAcks AckStats `json:"fault_acks"`
+}
+
+// PhaseSummary is one phase of a Summary.
+type PhaseSummary struct {
+	Name     string        `json:"name"`
+	Planned  time.Duration `json:"planned_ns"`
+	Actual   time.Duration `json:"actual_ns"`
+	Load     string        `json:"load"`
+	Requests int64         `json:"requests"`
+	// Rate is the achieved rate in requests per second.
+	Rate     float64 `json:"rate"`
+	OK       int64   `json:"ok"`
+	Fallback int64   `json:"fallback"`
+	Errors   int64   `json:"errors"`
+}
+
+// AckStats summarises acknowledgement delays.
+type AckStats struct {
+	Count int           `json:"count"`
+	P99   time.Duration `json:"p99_ns"`
+	Max   time.Duration `json:"max_ns"`
+}
+
+func (s *Summary) begin(sc *scenarios.Scenario, start time.Time) {
+	s.Scenario, s.Start = sc.Name, start
+}
+
+func (s *Summary) addPhase(p *scenarios.Phase, l scenarios.Load, start, end time.Time, st statsSnapshot) {
+	took := end.Sub(start)
+	rate := 0.0
+	if took > 0 {
+		rate = float64(st.n) / took.Seconds()
+	}
+	s.Requests += st.n
+	s.Phases = append(s.Phases, PhaseSummary{Name: p.Name, Planned: p.Duration.D(), Actual: took, Load: describeLoad(l),
+		Requests: st.n, Rate: rate, OK: st.ok, Fallback: st.fallback, Errors: st.failed})
+}
+
+func (s *Summary) end(at time.Time, err error, tl *timeline.Timeline) {
+	s.End = at
+	switch {
+	case err == nil:
+		s.Outcome = "completed"
+	case errors.Is(err, ErrInterrupted):
+		s.Outcome = "interrupted"
+	default:
+		s.Outcome = "error"
+	}
+	if err != nil {
+		s.Error = err.Error()
+	}
+	var acks []time.Duration
+	for _, e := range tl.Events {
+		if (e.Kind == timeline.FaultOn || e.Kind == timeline.FaultOff) && e.Ack > 0 {
+			acks = append(acks, e.Ack)
+		}
+	}
+	s.FaultAcks = AckSummary(acks)
+}
+
+// AckSummary computes the count, 99th percentile (nearest rank) and maximum
+// of acknowledgement delays.
+func AckSummary(acks []time.Duration) AckStats {
+	if len(acks) == 0 {
+		return AckStats{}
+	}
+	sorted := append([]time.Duration(nil), acks...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	rank := (99*len(sorted) + 99) / 100 // ceil(0.99 n)
+	return AckStats{Count: len(sorted), P99: sorted[rank-1], Max: sorted[len(sorted)-1]}
+}
