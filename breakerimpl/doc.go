@@ -7,18 +7,23 @@
 // One package per policy, as in failsafe-go; this root package holds only
 // what they share.
 //
-//	breakerimpl            outcome and reason codes, sentinel errors, Guard and
-//	                       Permit (the two-step form), Fallback, Result, Pipeline
-//	breakerimpl/clock      Clock: Default (coarse, cheap), Real, Fake (tests)
-//	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate and
-//	                       ConsecutiveFailures (adaptive throttling to come)
-//	breakerimpl/fallback   Static, Cache (last known good), Func, Chain
+//	breakerimpl                 outcome and reason codes, sentinel errors, Guard and
+//	                            Permit (the two-step form), Fallback, Result, Pipeline
+//	breakerimpl/clock           Clock: Default (coarse, cheap), Real, Fake (tests)
+//	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate (hystrix),
+//	                            ConsecutiveFailures (gobreaker), Adaptive (Google SRE
+//	                            throttling); backoff, overrides, run-time settings,
+//	                            events, Snapshot, slog logging
+//	breakerimpl/fallback        Static, Cache (last known good), Func, Chain
+//	breakerimpl/httpx           server middleware and client RoundTripper
+//	breakerimpl/prombreaker     Prometheus collector (the core never imports client_golang)
 //
-// Still to come, each in its own package: bulkhead, timeout, retry, hedge,
-// ratelimit, shed, httpx (server middleware and client RoundTripper), and
-// prometheus (a collector, so the core never imports client_golang).
+// Bulkhead, timeout, retry, hedge, rate limiting and load shedding each
+// get a package of their own as they arrive.
 //
-// # Wrapping a call
+// # Guide
+//
+// Wrap a call in a breaker and a fallback:
 //
 //	reads := breakerimpl.Pipeline[string, Item]{
 //		Breaker:  circuitbreaker.New(circuitbreaker.Settings{Name: "items-db"}),
@@ -32,6 +37,24 @@
 //
 // A policy alone: circuitbreaker.Execute(ctx, cb, fn); or in two steps,
 // permit, err := cb.Allow(ctx) ... permit.Done(err).
+//
+// Choose the trip rule in Settings.Rule: ErrorRate{Window, Buckets,
+// MinRequests, Percent} (the default), ConsecutiveFailures{Threshold}, or
+// Adaptive{K}, which never opens but rejects calls with the probability
+// of the SRE book's client-side throttling. SlowCallThreshold makes slow
+// calls failures; MaxOpenDuration and OpenJitter make the open duration
+// back off while the dependency stays down.
+//
+// Operate it at run time: cb.ForceOpen(reason), cb.ForceClosed(reason),
+// cb.ResumeAutomatic(reason); cb.Update(func(s *circuitbreaker.Settings)
+// {...}) keeps the counts. Watch it: Settings.OnStateChange gets every
+// change with the counts that caused it (circuitbreaker.LogStateChanges
+// logs them with slog); cb.Snapshot() has the state and lifetime counters;
+// prombreaker.NewCollector exports them.
+//
+// Over HTTP: httpx.Breaker(cb, httpx.ServerOptions{}) is middleware for a
+// route (503 and Retry-After while open); httpx.BreakerTransport is a
+// RoundTripper for a client.
 //
 // # The order of composition
 //
@@ -70,7 +93,11 @@
 //
 // # Speed
 //
-// go test -run '^$' -bench . -benchmem ./breakerimpl/... measures the hot
-// paths (BenchmarkBreaker*, BenchmarkPipeline*); peers are compared in the
-// repository's bench module.
+// A closed breaker's success costs a handful of nanoseconds and no
+// allocation: one compare-and-swap on a counter striped across cores, no
+// lock, no clock read but the coarse one. go test -run '^$' -bench .
+// -benchmem ./breakerimpl/... measures the hot paths (BenchmarkBreaker*,
+// BenchmarkPipeline*); the repository's bench module compares them with
+// sony/gobreaker, failsafe-go, go-zero and hystrix-go, and BENCHMARKS.md
+// records the figures.
 package breakerimpl

@@ -122,27 +122,38 @@ func run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error
 			return v, err
 		}
 	}
+	// The deferred function reports the outcome, normal or panic: cheaper
+	// than a deferred check followed by a call to Done. If fn did not
+	// finish, it recovers the panic, reports it as a *PanicError, and raises
+	// it again unless keepPanic, in which case the error becomes the
+	// *PanicError.
 	finished := false
 	defer func() {
 		if finished {
+			permit.Done(err)
 			return
 		}
-		r := recover()
-		if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
-			permit.Done(&PanicError{Value: "runtime.Goexit"})
-			return
-		}
-		pe := NewPanicError(r)
-		permit.Done(pe)
-		if !keepPanic {
-			panic(r)
-		}
-		err = pe
+		err = panicked(permit, recover(), keepPanic)
 	}()
 	v, err = fn(ctx)
 	finished = true
-	permit.Done(err)
 	return v, err
+}
+
+// panicked reports to permit a call that panicked with r (nil for
+// runtime.Goexit, as in t.FailNow, which is recorded and goes on) and
+// raises the panic again, or returns it as a *PanicError if keepPanic.
+func panicked(permit Permit, r any, keepPanic bool) error {
+	if r == nil {
+		permit.Done(&PanicError{Value: "runtime.Goexit"})
+		return nil
+	}
+	pe := NewPanicError(r)
+	permit.Done(pe)
+	if !keepPanic {
+		panic(r)
+	}
+	return pe
 }
 
 // rethrow raises again a panic that Execute turned into a *PanicError
