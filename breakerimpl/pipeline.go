@@ -179,26 +179,41 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 }
 
 // primary runs fn under the guards, outermost first, then the timeout,
-// retry and hedge around it.
+// retry and hedge around it. The guards are written out rather than looped
+// over: this is the success path every call takes.
 func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil {
-		if p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
-			return run(ctx, p.Breaker, fn, keepPanic)
-		}
+	inner := p.Timeout != nil || p.Retry != nil || p.Hedge != nil
+	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && !inner {
+		return run(ctx, p.Breaker, fn, keepPanic)
 	}
-	var permits [4]Permit
-	n := 0
-	for _, g := range [...]Guard{p.Shedder, p.Limiter, p.Breaker, p.Bulkhead} {
-		if g == nil {
-			continue
-		}
-		if permits[n], err = g.Allow(ctx); err != nil {
-			for n--; n >= 0; n-- {
-				permits[n].Done(err)
-			}
+	// A zero Permit's Done does nothing, so the skipped guards cost a nil
+	// check each.
+	var shed, limit, breaker, bulkhead Permit
+	if g := p.Shedder; g != nil {
+		if shed, err = g.Allow(ctx); err != nil {
 			return v, err
 		}
-		n++
+	}
+	if g := p.Limiter; g != nil {
+		if limit, err = g.Allow(ctx); err != nil {
+			shed.Done(err)
+			return v, err
+		}
+	}
+	if g := p.Breaker; g != nil {
+		if breaker, err = g.Allow(ctx); err != nil {
+			limit.Done(err)
+			shed.Done(err)
+			return v, err
+		}
+	}
+	if g := p.Bulkhead; g != nil {
+		if bulkhead, err = g.Allow(ctx); err != nil {
+			breaker.Done(err)
+			limit.Done(err)
+			shed.Done(err)
+			return v, err
+		}
 	}
 	finished := false
 	defer func() {
@@ -212,9 +227,10 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 		} else {
 			pe = NewPanicError(r)
 		}
-		for n--; n >= 0; n-- {
-			permits[n].Done(pe)
-		}
+		bulkhead.Done(pe)
+		breaker.Done(pe)
+		limit.Done(pe)
+		shed.Done(pe)
 		if r == nil {
 			return
 		}
@@ -223,11 +239,16 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 		}
 		err = pe
 	}()
-	v, err = p.timed(ctx, fn)
-	finished = true
-	for n--; n >= 0; n-- {
-		permits[n].Done(err)
+	if inner {
+		v, err = p.timed(ctx, fn)
+	} else {
+		v, err = fn(ctx)
 	}
+	finished = true
+	bulkhead.Done(err)
+	breaker.Done(err)
+	limit.Done(err)
+	shed.Done(err)
 	return v, err
 }
 

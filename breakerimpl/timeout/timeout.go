@@ -184,7 +184,7 @@ func (t *Timeout) End(ctx context.Context, err error) error {
 	if !ok {
 		return err
 	}
-	if c.Context != background {
+	if c != c.d.background {
 		c.finish()
 	}
 	if err == nil || !c.d.expired() || c.Context.Err() != nil {
