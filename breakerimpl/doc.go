@@ -13,10 +13,18 @@
 //	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate and
 //	                       ConsecutiveFailures (adaptive throttling to come)
 //	breakerimpl/fallback   Static, Cache (last known good), Func, Chain
+//	breakerimpl/bulkhead   semaphore and bounded queue with a maximum wait
+//	breakerimpl/timeout    per-call deadline through the context, on shared timers
+//	breakerimpl/retry      full-jitter backoff, Retry-After, a retry Budget
+//	breakerimpl/hedge      one more attempt after a delay; losers cancelled
+//	breakerimpl/ratelimit  TokenBucket (x/time/rate), SlidingWindow, Concurrency
+//	breakerimpl/shed       adaptive load shedding on CPU (cgroup-aware) and
+//	                       in-flight requests
+//	breakerimpl/httpx      middleware (Bulkhead, RateLimit, Shed) and client
+//	                       transports (WithTimeout, WithRetry, WithHedge)
 //
-// Still to come, each in its own package: bulkhead, timeout, retry, hedge,
-// ratelimit, shed, httpx (server middleware and client RoundTripper), and
-// prometheus (a collector, so the core never imports client_golang).
+// Still to come: prometheus (a collector, so the core never imports
+// client_golang).
 //
 // # Wrapping a call
 //
@@ -31,7 +39,9 @@
 //	// half-open-full, rejected, timeout, error, panic); res.Age.
 //
 // A policy alone: circuitbreaker.Execute(ctx, cb, fn); or in two steps,
-// permit, err := cb.Allow(ctx) ... permit.Done(err).
+// permit, err := cb.Allow(ctx) ... permit.Done(err). The other policies
+// go in the Pipeline fields Shedder, Limiter, Bulkhead, Timeout, Retry and
+// Hedge (see ExamplePipeline_resilientClient).
 //
 // # The order of composition
 //
@@ -56,8 +66,9 @@
 // a Permit (a small value) and Permit.Done takes the call's error. Pipeline
 // asks each guard in turn, runs fn itself, and reports back; it never wraps
 // fn in closures handed to an interface, which is what makes composing
-// executors allocate. Timeout will only derive the context; retry and hedge
-// will loop or fan out around the inner call. A Fallback is told each
+// executors allocate. Timeout only derives the context (from a deadline
+// and timer shared by the calls that start close together); retry loops
+// around the inner call; hedge fans out, and allocates, only when used. A Fallback is told each
 // success through Remember (a cache overwrites the entry it has) and asked
 // through Recover only on failure.
 //
