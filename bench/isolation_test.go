@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
-	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
 	"github.com/failsafe-go/failsafe-go"
+	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
 	fscircuitbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"github.com/zeromicro/go-zero/core/load"
+	"github.com/zeromicro/go-zero/core/logx"
 	"golang.org/x/time/rate"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
@@ -26,6 +27,10 @@ import (
 // limiter and a bulkhead, each far from its limit, taken and settled with
 // the library's two-step API.
 func init() {
+	// go-zero's stat package logs the CPU usage to stdout every minute,
+	// in the middle of the benchmark lines.
+	logx.DisableStat()
+	load.DisableLog()
 	registerPeers(40, "shedder",
 		peerCase{"breakerimpl", benchShedder},
 		peerCase{"gozero", benchGoZeroShedder},
@@ -61,7 +66,6 @@ func benchShedder(b *testing.B) {
 }
 
 func benchGoZeroShedder(b *testing.B) {
-	load.DisableLog()
 	s := load.NewAdaptiveShedder()
 	b.ReportAllocs()
 	for b.Loop() {
