@@ -126,13 +126,13 @@ type Event struct {
 
 // Snapshot is the state of a Retry, for metrics.
 type Snapshot struct {
-	Name          string
-	Retries       uint64 // retries made, since creation
-	GaveUp        uint64 // calls that ended with an error after a failed attempt
-	BudgetDenied  uint64 // retries the budget refused
-	BudgetWindow  BudgetSnapshot
-	MaxAttempts   int
-	AttemptsLimit time.Duration // AttemptTimeout
+	Name           string
+	Retries        uint64         // retries made, since creation
+	GaveUp         uint64         // calls that ended with an error after a failed attempt
+	BudgetDenied   uint64         // retries the budget refused
+	BudgetWindow   BudgetSnapshot // the Budget's, when there is one
+	MaxAttempts    int
+	AttemptTimeout time.Duration // Settings.AttemptTimeout; zero for none
 }
 
 // Retry decides about retries. Make one with New; it is safe for
@@ -304,7 +304,7 @@ func (r *Retry) Snapshot() Snapshot {
 		s.BudgetWindow = r.budget.Snapshot()
 	}
 	if r.attemptTime != nil {
-		s.AttemptsLimit = r.attemptTime.Timeout()
+		s.AttemptTimeout = r.attemptTime.Timeout()
 	}
 	return s
 }
