@@ -10,6 +10,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/zeromicro/go-zero v1.10.3
+	golang.org/x/time v0.16.0
 )
 
 require (

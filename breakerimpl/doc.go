@@ -15,11 +15,17 @@
 //	                            throttling); backoff, overrides, run-time settings,
 //	                            events, Snapshot, slog logging
 //	breakerimpl/fallback        Static, Cache (last known good), Func, Chain
-//	breakerimpl/httpx           server middleware and client RoundTripper
+//	breakerimpl/bulkhead        semaphore and bounded queue with a maximum wait
+//	breakerimpl/timeout         per-call deadline through the context, on shared timers
+//	breakerimpl/retry           full-jitter backoff, Retry-After, a retry Budget
+//	breakerimpl/hedge           one more attempt after a delay; losers cancelled
+//	breakerimpl/ratelimit       TokenBucket (x/time/rate), SlidingWindow, Concurrency
+//	breakerimpl/shed            adaptive load shedding on CPU (cgroup-aware) and
+//	                            in-flight requests
+//	breakerimpl/httpx           server middleware (Breaker, Bulkhead, RateLimit, Shed)
+//	                            and client transports (BreakerTransport, WithTimeout,
+//	                            WithRetry, WithHedge)
 //	breakerimpl/prombreaker     Prometheus collector (the core never imports client_golang)
-//
-// Bulkhead, timeout, retry, hedge, rate limiting and load shedding each
-// get a package of their own as they arrive.
 //
 // # Guide
 //
@@ -36,7 +42,9 @@
 //	// half-open-full, rejected, timeout, error, panic); res.Age.
 //
 // A policy alone: circuitbreaker.Execute(ctx, cb, fn); or in two steps,
-// permit, err := cb.Allow(ctx) ... permit.Done(err).
+// permit, err := cb.Allow(ctx) ... permit.Done(err). The other policies
+// go in the Pipeline fields Shedder, Limiter, Bulkhead, Timeout, Retry and
+// Hedge (see ExamplePipeline_resilientClient).
 //
 // Choose the trip rule in Settings.Rule: ErrorRate{Window, Buckets,
 // MinRequests, Percent} (the default), ConsecutiveFailures{Threshold}, or
@@ -79,8 +87,9 @@
 // a Permit (a small value) and Permit.Done takes the call's error. Pipeline
 // asks each guard in turn, runs fn itself, and reports back; it never wraps
 // fn in closures handed to an interface, which is what makes composing
-// executors allocate. Timeout will only derive the context; retry and hedge
-// will loop or fan out around the inner call. A Fallback is told each
+// executors allocate. Timeout only derives the context (from a deadline
+// and timer shared by the calls that start close together); retry loops
+// around the inner call; hedge fans out, and allocates, only when used. A Fallback is told each
 // success through Remember (a cache overwrites the entry it has) and asked
 // through Recover only on failure.
 //
