@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -19,7 +18,6 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
 	"github.com/chaoskit/chaoskit/breakerimpl/shed"
 )
-
 
 // serve starts a loopback server and returns a client for it; both are
 // closed when the test ends.
