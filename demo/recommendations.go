@@ -51,10 +51,18 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 		MaxIdleConnsPerHost: 64,
 	}}}
 	// The breaker trips when half the calls of the last second fail.
+	// Rejections by our own bulkhead say nothing about the dependency's
+	// health, so the breaker ignores them.
 	r.breaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "recommendations",
 		Rule:         circuitbreaker.ErrorRate{Window: time.Second, Buckets: 10, MinRequests: 20, Percent: 50},
 		OpenDuration: time.Second,
+		Classify: func(err error) breakerimpl.Outcome {
+			if errors.Is(err, breakerimpl.ErrRejected) {
+				return breakerimpl.Ignored
+			}
+			return breakerimpl.DefaultClassifier(err)
+		},
 	})
 	// At most 8 calls wait on the dependency at once; the others get the
 	// default list at once instead of queueing behind a slow dependency.

@@ -17,17 +17,21 @@ import (
 type searching struct {
 	engine  *search.Engine
 	shedder *shed.Shedder
+	sampler *shed.Sampler
 	limiter *ratelimit.TokenBucket
 	handler http.Handler
 }
 
 func newSearching(s *Server) *searching {
+	// The CPU is sampled every 100ms and smoothed over about a third of a
+	// second (go-zero's 250ms and β = 0.95 take seconds to notice a burst).
+	// Shedding starts when the container uses 75% of the CPU it may use.
 	sr := &searching{
-		engine: search.New(s.store.DB(), s.cfg.SearchCost),
-		// Shedding starts when the process uses 80% of the CPU it may use.
-		shedder: shed.New(shed.Settings{Name: "search", CPUThreshold: 0.8, Window: 2 * time.Second, Buckets: 20, CoolOff: 500 * time.Millisecond}),
+		engine:  search.New(s.store.DB(), s.cfg.SearchCost),
+		sampler: shed.NewSampler(shed.SamplerSettings{Period: 100 * time.Millisecond, Beta: 0.6}),
 		limiter: ratelimit.NewTokenBucket(ratelimit.TokenSettings{Name: "search", Rate: 2000, Burst: 200}),
 	}
+	sr.shedder = shed.New(shed.Settings{Name: "search", CPUThreshold: 0.75, Window: 2 * time.Second, Buckets: 20, CoolOff: 500 * time.Millisecond, CPU: sr.sampler})
 	var h http.Handler = http.HandlerFunc(s.search)
 	h = httpx.RateLimit(sr.limiter)(h)
 	if !s.cfg.NoShedder {
@@ -37,7 +41,10 @@ func newSearching(s *Server) *searching {
 	return sr
 }
 
-func (sr *searching) close() { sr.shedder.Close() }
+func (sr *searching) close() {
+	sr.shedder.Close()
+	sr.sampler.Stop()
+}
 
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	hits, err := s.searching.engine.Search(r.Context(), r.URL.Query().Get("q"))
