@@ -295,7 +295,13 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 	if p := b.period.Load(); err == nil && p.fast && p.gen<<genShift == pm.ID() {
 		// succeeded, written out so that everything in it is inlined.
 		if r := p.roll; r != nil {
-			if now := b.nanotime(); now >= r.next.Load() {
+			var now int64
+			if c := b.coarse; c != nil { // b.nanotime(), inlined
+				now = c.Nanotime()
+			} else {
+				now = b.clockNanotime()
+			}
+			if now >= r.next.Load() {
 				r.turn(now)
 			}
 		} else {

@@ -136,17 +136,15 @@ func New(s Settings) *Timeout {
 // Timeout returns Settings.Timeout.
 func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d) }
 
-func (t *Timeout) nanotime() int64 {
-	if c := t.coarse; c != nil {
-		return c.Nanotime()
-	}
-	return t.clock.Nanotime()
-}
-
 // Begin starts a call: it returns the context the call runs with, which
 // carries the call's deadline. End the call with End.
 func (t *Timeout) Begin(ctx context.Context) context.Context {
-	now := t.nanotime()
+	var now int64
+	if c := t.coarse; c != nil { // the coarse clock without an interface call
+		now = c.Nanotime()
+	} else {
+		now = t.clock.Nanotime()
+	}
 	at := now + t.d
 	d := t.cur.Load()
 	if d == nil || at > d.at || d.at-at > t.slack {
