@@ -194,8 +194,8 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 	// The guards' work is done by methods of permits, which do not depend
 	// on T: the generic function keeps a small frame, and one copy of that
 	// code serves every instantiation.
-	var g permits
-	if err = g.allow(ctx, p.Shedder, p.Limiter, p.Breaker, p.Bulkhead); err != nil {
+	g, err := allow(ctx, p.Shedder, p.Limiter, p.Breaker, p.Bulkhead)
+	if err != nil {
 		return v, err
 	}
 	finished := false
@@ -230,23 +230,27 @@ type permits struct {
 
 // allow asks each guard that is not nil in turn, outermost first. When one
 // refuses, those outside it are told its error and it is returned.
-func (g *permits) allow(ctx context.Context, shedder, limiter, breaker, bulkhead Guard) (err error) {
+//
+// The permits are returned rather than written through a pointer: the
+// compiler then knows they are on the stack, and storing them costs no
+// write barrier while the garbage collector runs.
+func allow(ctx context.Context, shedder, limiter, breaker, bulkhead Guard) (g permits, err error) {
 	if shedder != nil {
 		if g.shed, err = shedder.Allow(ctx); err != nil {
-			return err
+			return g, err
 		}
 	}
 	if limiter != nil {
 		if g.limit, err = limiter.Allow(ctx); err != nil {
 			g.shed.Done(err)
-			return err
+			return g, err
 		}
 	}
 	if breaker != nil {
 		if g.breaker, err = breaker.Allow(ctx); err != nil {
 			g.limit.Done(err)
 			g.shed.Done(err)
-			return err
+			return g, err
 		}
 	}
 	if bulkhead != nil {
@@ -254,10 +258,10 @@ func (g *permits) allow(ctx context.Context, shedder, limiter, breaker, bulkhead
 			g.breaker.Done(err)
 			g.limit.Done(err)
 			g.shed.Done(err)
-			return err
+			return g, err
 		}
 	}
-	return nil
+	return g, nil
 }
 
 // done reports the call's error to every guard, innermost first.
