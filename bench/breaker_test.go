@@ -290,30 +290,6 @@ func BenchmarkPipelineBreakerCache(b *testing.B) {
 	}
 }
 
-// BenchmarkPipelineBreakerCacheNewValue is BenchmarkPipelineBreakerCache
-// with a value that differs on every call, so that the cache writes it
-// every time (a key remembered again with the value it holds, within one
-// tick of the clock, is not written).
-func BenchmarkPipelineBreakerCacheNewValue(b *testing.B) {
-	type row struct {
-		ID   int
-		Name string
-	}
-	p := breakerimpl.Pipeline[string, row]{
-		Breaker:  circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{}}),
-		Fallback: fallback.NewCache[string, row](fallback.CacheSettings{}),
-	}
-	ctx := context.Background()
-	id := 0
-	read := func(context.Context) (row, error) { id++; return row{ID: id, Name: "one"}, nil }
-	b.ReportAllocs()
-	for range b.N {
-		if _, err := p.Execute(ctx, "row/1", read); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkBaselineIndependent measures the machine rather than a library:
 // each goroutine adds to its own padded counter and calls an empty
 // function, so nothing is shared. On a machine with two idle cores the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
-	"reflect"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,11 +56,8 @@ type CacheSettings struct {
 // Remember is on every successful call's path, so the cache is built for
 // it: keys hash to a set of eight slots (one cache line of pointers), found
 // without a lock; remembering a key already cached overwrites its entry in
-// place under that entry's own lock and allocates nothing. A key
-// remembered again with the value it holds, within one tick of the clock,
-// is not written at all (when == can tell such values apart: see
-// sameValues), so a hot key costs no lock, and parallel callers do not
-// fight over its cache line. Only a new key takes the cache-wide lock. When the key's set is full, or the cache
+// place under that entry's own lock and allocates nothing. Only a new key
+// takes the cache-wide lock. When the key's set is full, or the cache
 // holds MaxEntries keys, the least recently used entry of the set (or of a
 // few sets sampled in turn) is dropped. Eviction is therefore approximate,
 // as in Redis or a CPU cache, rather than strict LRU, which would need a
@@ -77,7 +72,6 @@ type Cache[K comparable, T any] struct {
 	mask         uint64
 	maxEntries   int
 	stringKeys   bool // K is string: hashed with maphash.String
-	comparable   bool // equal values of T are the same value (see sameValues)
 
 	mu    sync.Mutex // held to add or drop entries
 	count atomic.Int64
@@ -98,33 +92,16 @@ type entry[K comparable, T any] struct {
 	// many times within one tick of a coarse clock costs no extra write.
 	used atomic.Int64
 
-	// seq guards value and at: odd while a caller holds the entry (see
-	// lock), and moved on by every hold, so a reader that saw the same
-	// even seq before and after reading them read one whole write.
-	seq   atomic.Uint64
+	mu    sync.Mutex
 	value T
 	at    int64 // Nanotime when value was remembered
 }
 
-// lock takes the entry for reading or writing value and at, and returns
-// what to give unlock. A holder only copies a value and a time, so a
-// caller that finds the entry held yields rather than sleeps.
-func (e *entry[K, T]) lock() uint64 {
-	for {
-		if s := e.seq.Load(); s&1 == 0 && e.seq.CompareAndSwap(s, s+1) {
-			return s + 1
-		}
-		runtime.Gosched()
-	}
-}
-
-func (e *entry[K, T]) unlock(s uint64) { e.seq.Store(s + 1) }
-
 // set stores v, remembered at now.
 func (e *entry[K, T]) set(v T, now int64) {
-	s := e.lock()
+	e.mu.Lock()
 	e.value, e.at = v, now
-	e.unlock(s)
+	e.mu.Unlock()
 }
 
 // NewCache returns an empty Cache.
@@ -149,36 +126,8 @@ func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 		mask:         uint64(nsets - 1),
 		maxEntries:   s.MaxEntries,
 		stringKeys:   isString[K](),
-		comparable:   sameValues(reflect.TypeFor[T]()),
 	}
 }
-
-// sameValues reports whether == on values of type t is defined, never
-// panics, and holds only between values that no reader can tell apart:
-// booleans, integers, strings, pointers, channels, and arrays and structs
-// of those. Not floats (0 == -0, NaN != NaN), complex numbers, interfaces
-// (== panics on an uncomparable dynamic type) or anything uncomparable.
-func sameValues(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.String, reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
-		return true
-	case reflect.Array:
-		return sameValues(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if !sameValues(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// same reports whether a == b, for a T that sameValues accepts.
-func same[T any](a, b T) bool { return any(a) == any(b) }
 
 // isString reports whether K is string itself (not merely a type whose
 // underlying type is string, which any(key).(string) would not match).
@@ -199,8 +148,8 @@ func (c *Cache[K, T]) nanotime() int64 {
 func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
 	var h uint64
 	if c.stringKeys {
-		// The same hash as maphash.Comparable gives a string, without its
-		// look-up of the map type's hasher (a few ns of the success path).
+		// Without maphash.Comparable's look-up of the map type's hasher
+		// and the indirect call to it: a few ns of the success path.
 		h = maphash.String(c.seed, any(key).(string))
 	} else {
 		h = maphash.Comparable(c.seed, key)
@@ -228,12 +177,7 @@ func (c *Cache[K, T]) Remember(key K, v T) {
 		c.insert(h, key, v, now)
 		return
 	}
-	// Storing the value the entry holds, at the time it holds, changes
-	// nothing: a key remembered again within one tick of the clock, with
-	// the same value, is not written.
-	if !c.comparable || !peekSame(e, v, now) {
-		e.set(v, now)
-	}
+	e.set(v, now)
 	if e.used.Load() != now {
 		e.used.Store(now)
 	}
@@ -331,9 +275,9 @@ func (c *Cache[K, T]) Get(key K) (v T, age time.Duration, ok bool) {
 		return v, 0, false
 	}
 	now := c.nanotime()
-	s := e.lock()
+	e.mu.Lock()
 	v, at := e.value, e.at
-	e.unlock(s)
+	e.mu.Unlock()
 	if e.used.Load() != now {
 		e.used.Store(now)
 	}

@@ -132,10 +132,10 @@ func TestCacheConcurrentUse(t *testing.T) {
 	}
 }
 
-// Remember skips writing a value the entry already holds from the same
-// clock reading; everything else is written: a new value within the same
-// reading, the same value at a later one (its age starts again), and
-// values that == cannot tell apart but readers can (-0 after 0).
+// Remember writes every change, even one a shortcut for repeated values
+// might miss: a new value within the same clock reading, the same value at
+// a later one (its age starts again), and values that == cannot tell apart
+// but readers can (-0 after 0).
 func TestRememberWritesEveryChange(t *testing.T) {
 	type row struct {
 		ID   int
