@@ -164,6 +164,13 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 		}
 		return Result[T]{Value: v, Source: SourcePrimary}, nil
 	}
+	return p.serveFallback(ctx, key, err)
+}
+
+// serveFallback is Execute after the primary failed with err. It is kept
+// out of Execute so that the success path has a small frame.
+func (p *Pipeline[K, T]) serveFallback(ctx context.Context, key K, err error) (Result[T], error) {
+	fb := p.Fallback
 	reason := ReasonOf(err)
 	if fb == nil || (p.FallbackOn != nil && !p.FallbackOn(err)) {
 		rethrow(err)
@@ -179,77 +186,111 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 }
 
 // primary runs fn under the guards, outermost first, then the timeout,
-// retry and hedge around it. The guards are written out rather than looped
-// over: this is the success path every call takes.
+// retry and hedge around it.
 func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	inner := p.Timeout != nil || p.Retry != nil || p.Hedge != nil
-	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && !inner {
+	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
 		return run(ctx, p.Breaker, fn, keepPanic)
 	}
-	// A zero Permit's Done does nothing, so the skipped guards cost a nil
-	// check each.
-	var shed, limit, breaker, bulkhead Permit
-	if g := p.Shedder; g != nil {
-		if shed, err = g.Allow(ctx); err != nil {
-			return v, err
-		}
-	}
-	if g := p.Limiter; g != nil {
-		if limit, err = g.Allow(ctx); err != nil {
-			shed.Done(err)
-			return v, err
-		}
-	}
-	if g := p.Breaker; g != nil {
-		if breaker, err = g.Allow(ctx); err != nil {
-			limit.Done(err)
-			shed.Done(err)
-			return v, err
-		}
-	}
-	if g := p.Bulkhead; g != nil {
-		if bulkhead, err = g.Allow(ctx); err != nil {
-			breaker.Done(err)
-			limit.Done(err)
-			shed.Done(err)
-			return v, err
-		}
+	// The guards' work is done by methods of permits, which do not depend
+	// on T: the generic function keeps a small frame, and one copy of that
+	// code serves every instantiation.
+	g, err := allow(ctx, p.Shedder, p.Limiter, p.Breaker, p.Bulkhead)
+	if err != nil {
+		return v, err
 	}
 	finished := false
 	defer func() {
-		if finished {
-			return
+		if !finished {
+			err = g.panicked(recover(), keepPanic)
 		}
-		r := recover()
-		var pe *PanicError
-		if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
-			pe = &PanicError{Value: "runtime.Goexit"}
-		} else {
-			pe = NewPanicError(r)
-		}
-		bulkhead.Done(pe)
-		breaker.Done(pe)
-		limit.Done(pe)
-		shed.Done(pe)
-		if r == nil {
-			return
-		}
-		if !keepPanic {
-			panic(r)
-		}
-		err = pe
 	}()
-	if inner {
-		v, err = p.timed(ctx, fn)
+	if p.Retry == nil && p.Hedge == nil {
+		// timed, written out: the usual case of a timeout alone.
+		if tl := p.Timeout; tl != nil {
+			tctx := tl.Begin(ctx)
+			v, err = fn(tctx)
+			err = tl.End(tctx, err)
+		} else {
+			v, err = fn(ctx)
+		}
 	} else {
-		v, err = fn(ctx)
+		v, err = p.timed(ctx, fn)
 	}
 	finished = true
-	bulkhead.Done(err)
-	breaker.Done(err)
-	limit.Done(err)
-	shed.Done(err)
+	g.done(err)
 	return v, err
+}
+
+// permits are the permits of a Pipeline's guards for one call. A zero
+// Permit's Done does nothing, so a guard that is not there costs a nil
+// check.
+type permits struct {
+	shed, limit, breaker, bulkhead Permit
+}
+
+// allow asks each guard that is not nil in turn, outermost first. When one
+// refuses, those outside it are told its error and it is returned.
+//
+// The permits are returned rather than written through a pointer: the
+// compiler then knows they are on the stack, and storing them costs no
+// write barrier while the garbage collector runs.
+func allow(ctx context.Context, shedder, limiter, breaker, bulkhead Guard) (g permits, err error) {
+	if shedder != nil {
+		if g.shed, err = shedder.Allow(ctx); err != nil {
+			return g, err
+		}
+	}
+	if limiter != nil {
+		if g.limit, err = limiter.Allow(ctx); err != nil {
+			g.shed.Done(err)
+			return g, err
+		}
+	}
+	if breaker != nil {
+		if g.breaker, err = breaker.Allow(ctx); err != nil {
+			g.limit.Done(err)
+			g.shed.Done(err)
+			return g, err
+		}
+	}
+	if bulkhead != nil {
+		if g.bulkhead, err = bulkhead.Allow(ctx); err != nil {
+			g.breaker.Done(err)
+			g.limit.Done(err)
+			g.shed.Done(err)
+			return g, err
+		}
+	}
+	return g, nil
+}
+
+// done reports the call's error to every guard, innermost first.
+func (g *permits) done(err error) {
+	g.bulkhead.Done(err)
+	g.breaker.Done(err)
+	g.limit.Done(err)
+	g.shed.Done(err)
+}
+
+// panicked reports a call that panicked with r (nil for runtime.Goexit, as
+// in t.FailNow, which is recorded and goes on) to every guard as a
+// *PanicError. It raises the panic again unless keepPanic, and then
+// returns the *PanicError.
+func (g *permits) panicked(r any, keepPanic bool) error {
+	var pe *PanicError
+	if r == nil {
+		pe = &PanicError{Value: "runtime.Goexit"}
+	} else {
+		pe = NewPanicError(r)
+	}
+	g.done(pe)
+	if r == nil {
+		return nil
+	}
+	if !keepPanic {
+		panic(r)
+	}
+	return pe
 }
 
 // timed runs the retries under the timeout.

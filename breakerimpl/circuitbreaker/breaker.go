@@ -58,8 +58,8 @@ type Breaker struct {
 	// successes counts the successes of calls admitted in the current
 	// closed period (the rolling windows read it); rejections every call
 	// turned away. Both are on hot paths, hence striped.
-	successes  *counter
-	rejections *counter
+	successes  counter
+	rejections counter
 
 	name   string
 	clock  clock.Clock
@@ -133,12 +133,12 @@ func New(s Settings) *Breaker {
 	s = s.withDefaults()
 	coarse, _ := s.Clock.(*clock.Coarse)
 	b := &Breaker{
-		successes:  newCounter(),
-		rejections: newCounter(),
-		name:       s.Name,
-		clock:      s.Clock,
-		coarse:     coarse,
+		name:   s.Name,
+		clock:  s.Clock,
+		coarse: coarse,
 	}
+	b.successes.init()
+	b.rejections.init()
 	p := &period{state: Closed, cfg: &s, since: b.nanotime()}
 	b.newWindow(p)
 	p.settle()
@@ -155,7 +155,7 @@ func (b *Breaker) newWindow(p *period) {
 		p.custom = p.window
 		return
 	}
-	p.window = r.newWindow(b.clock, b.successes)
+	p.window = r.newWindow(b.clock, &b.successes)
 	switch w := p.window.(type) {
 	case *errorRateWindow:
 		p.roll = w.rolling
@@ -295,13 +295,19 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 	if p := b.period.Load(); err == nil && p.fast && p.gen<<genShift == pm.ID() {
 		// succeeded, written out so that everything in it is inlined.
 		if r := p.roll; r != nil {
-			if now := b.nanotime(); now >= r.next.Load() {
+			var now int64
+			if c := b.coarse; c != nil { // b.nanotime(), inlined
+				now = c.Nanotime()
+			} else {
+				now = b.clockNanotime()
+			}
+			if now >= r.next.Load() {
 				r.turn(now)
 			}
 		} else {
 			b.succeededRun(p)
 		}
-		if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+		if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
 			c.incStriped()
 		}
 		return
@@ -318,7 +324,7 @@ func (b *Breaker) succeeded(p *period) {
 	} else {
 		b.succeededRun(p)
 	}
-	if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+	if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
 		c.incStriped()
 	}
 }
@@ -600,7 +606,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 			now = b.clockNanotime()
 		}
 		if p.state == Open && now < p.until {
-			if c := b.rejections; c.contended.Load() || !c.incFirst() { // c.inc()
+			if c := &b.rejections; c.contended.Load() || !c.incFirst() { // c.inc()
 				c.incStriped()
 			}
 			return v, ErrOpen
@@ -636,7 +642,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 		} else {
 			b.succeededRun(p)
 		}
-		if c := b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+		if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
 			c.incStriped()
 		}
 	}()

@@ -33,7 +33,7 @@ type paddedMutex struct {
 // bounce between cores on every call and make a parallel run slower per
 // call than a serial one. A read sums the stripes.
 //
-// As in Java's LongAdder, adds go to the first stripe until two of them
+// As in Java's LongAdder, adds go to one word, first, until two of them
 // collide there (a compare-and-swap fails); from then on each add uses the
 // stripe of the processor (the runtime's P) it runs on, so goroutines
 // running at the same moment never share a stripe. A serial caller thus
@@ -46,20 +46,33 @@ type paddedMutex struct {
 // Counts never decrease and are never cleared: a rolling window keeps
 // marks of the total at its bucket boundaries instead, so no add can be
 // lost to a concurrent reset.
+//
+// The first stripe is a field rather than an element of words, and a
+// Breaker holds its counters rather than pointers to them, so that a
+// serial add reaches the word it swaps without loading a pointer first:
+// on the success path, every load the swap waits for costs time.
 type counter struct {
 	_         [cacheLine]byte // read on every add: keep other objects' writes off its line
+	first     atomic.Uint64   // adds until contended
 	contended atomic.Bool
 	mask      uint32 // stripes - 1
 	words     []paddedUint64
 	_         [cacheLine]byte
 }
 
-// newCounter returns a counter with a stripe per processor (rounded up to
-// a power of two, at most 64; beyond that processors share stripes).
+// newCounter returns a counter ready for use.
 func newCounter() *counter {
+	c := new(counter)
+	c.init()
+	return c
+}
+
+// init gives c a stripe per processor (rounded up to a power of two, at
+// most 64; beyond that processors share stripes).
+func (c *counter) init() {
 	n := 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
 	n = min(n, 64)
-	return &counter{words: make([]paddedUint64, n), mask: uint32(n - 1)}
+	c.words, c.mask = make([]paddedUint64, n), uint32(n-1)
 }
 
 // inc adds one. It is small enough to be inlined into the hot paths.
@@ -70,9 +83,8 @@ func (c *counter) inc() {
 }
 
 func (c *counter) incFirst() bool {
-	w := &c.words[0]
-	old := w.Load()
-	return w.CompareAndSwap(old, old+1)
+	old := c.first.Load()
+	return c.first.CompareAndSwap(old, old+1)
 }
 
 func (c *counter) incStriped() {
@@ -105,7 +117,7 @@ func runtime_procUnpin()
 // load returns the total. Adds that run concurrently may or may not be in
 // it; an add that finished before load began always is.
 func (c *counter) load() uint64 {
-	var n uint64
+	n := c.first.Load()
 	for i := range c.words {
 		n += c.words[i].Load()
 	}

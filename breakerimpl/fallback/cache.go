@@ -71,6 +71,7 @@ type Cache[K comparable, T any] struct {
 	sets         []set[K, T]
 	mask         uint64
 	maxEntries   int
+	stringKeys   bool // K is string: hashed with maphash.String
 
 	mu    sync.Mutex // held to add or drop entries
 	count atomic.Int64
@@ -96,6 +97,13 @@ type entry[K comparable, T any] struct {
 	at    int64 // Nanotime when value was remembered
 }
 
+// set stores v, remembered at now.
+func (e *entry[K, T]) set(v T, now int64) {
+	e.mu.Lock()
+	e.value, e.at = v, now
+	e.mu.Unlock()
+}
+
 // NewCache returns an empty Cache.
 func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 	if s.MaxEntries <= 0 {
@@ -117,7 +125,16 @@ func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 		sets:         make([]set[K, T], nsets),
 		mask:         uint64(nsets - 1),
 		maxEntries:   s.MaxEntries,
+		stringKeys:   isString[K](),
 	}
+}
+
+// isString reports whether K is string itself (not merely a type whose
+// underlying type is string, which any(key).(string) would not match).
+func isString[K comparable]() bool {
+	var k K
+	_, ok := any(k).(string)
+	return ok
 }
 
 func (c *Cache[K, T]) nanotime() int64 {
@@ -129,7 +146,14 @@ func (c *Cache[K, T]) nanotime() int64 {
 
 // find returns the entry for key, or nil, and the key's hash.
 func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
-	h := maphash.Comparable(c.seed, key)
+	var h uint64
+	if c.stringKeys {
+		// Without maphash.Comparable's look-up of the map type's hasher
+		// and the indirect call to it: a few ns of the success path.
+		h = maphash.String(c.seed, any(key).(string))
+	} else {
+		h = maphash.Comparable(c.seed, key)
+	}
 	s := &c.sets[h&c.mask]
 	for i := range s.slots {
 		if e := s.slots[i].Load(); e != nil && e.hash == h && e.key == key {
@@ -142,15 +166,18 @@ func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
 // Remember stores v as the latest value for key. For a key already in the
 // cache it takes no shared lock and does not allocate.
 func (c *Cache[K, T]) Remember(key K, v T) {
-	now := c.nanotime()
+	var now int64
+	if k := c.coarse; k != nil { // c.nanotime(), inlined
+		now = k.Nanotime()
+	} else {
+		now = c.clock.Nanotime()
+	}
 	e, h := c.find(key)
 	if e == nil {
 		c.insert(h, key, v, now)
 		return
 	}
-	e.mu.Lock()
-	e.value, e.at = v, now
-	e.mu.Unlock()
+	e.set(v, now)
 	if e.used.Load() != now {
 		e.used.Store(now)
 	}
@@ -171,9 +198,7 @@ func (c *Cache[K, T]) insert(h uint64, key K, v T, now int64) {
 			continue
 		}
 		if e.hash == h && e.key == key { // added meanwhile
-			e.mu.Lock()
-			e.value, e.at = v, now
-			e.mu.Unlock()
+			e.set(v, now)
 			e.used.Store(now)
 			return
 		}

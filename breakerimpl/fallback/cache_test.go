@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -128,5 +129,74 @@ func TestCacheConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if c.Len() > 64 {
 		t.Fatalf("%d entries, at most 64", c.Len())
+	}
+}
+
+// Remember writes every change, even one a shortcut for repeated values
+// might miss: a new value within the same clock reading, the same value at
+// a later one (its age starts again), and values that == cannot tell apart
+// but readers can (-0 after 0).
+func TestRememberWritesEveryChange(t *testing.T) {
+	type row struct {
+		ID   int
+		Name string
+	}
+	clk := clock.NewFake(time.Time{})
+	rows := fallback.NewCache[string, row](fallback.CacheSettings{Clock: clk})
+	rows.Remember("k", row{1, "one"})
+	rows.Remember("k", row{1, "one"})
+	rows.Remember("k", row{1, "uno"})
+	if v, _, _ := rows.Get("k"); v != (row{1, "uno"}) {
+		t.Fatalf("Get = %+v after a new value in the same tick, want {1 uno}", v)
+	}
+	clk.Advance(time.Second)
+	rows.Remember("k", row{1, "uno"})
+	clk.Advance(time.Second)
+	if _, age, _ := rows.Get("k"); age != time.Second {
+		t.Fatalf("age %v, want 1s: remembering the same value again makes it fresh", age)
+	}
+
+	floats := fallback.NewCache[string, float64](fallback.CacheSettings{Clock: clk})
+	floats.Remember("k", 0)
+	floats.Remember("k", math.Copysign(0, -1))
+	if v, _, _ := floats.Get("k"); !math.Signbit(v) {
+		t.Fatal("0 kept over -0: == is not sameness for floats")
+	}
+}
+
+// Writers of one key race with each other and with readers: a reader
+// never sees a value torn between two writes, and the last write wins.
+func TestRememberUnderContention(t *testing.T) {
+	type pair struct{ A, B int }
+	c := fallback.NewCache[string, pair](fallback.CacheSettings{})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n := i % 3 * (w + 1) // repeats, so some calls find their value there
+				c.Remember("k", pair{n, n})
+			}
+		}()
+	}
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if v, _, ok := c.Get("k"); ok && v.A != v.B {
+			close(stop)
+			t.Fatalf("Get = %+v: torn between two writes", v)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	c.Remember("k", pair{-1, -1})
+	if v, _, _ := c.Get("k"); v != (pair{-1, -1}) {
+		t.Fatalf("Get = %+v after the last write, want {-1 -1}", v)
 	}
 }

@@ -17,8 +17,9 @@
 // or more in BenchmarkTimeout on a two-core machine). A Timeout instead
 // gives the calls that start within Settings.Slack of each other one
 // shared deadline and one timer, read from the coarse clock, so that a
-// call costs no timer and one small allocation, its context (none when the
-// parent is context.Background(): such calls share one). The deadline of
+// call costs no timer and a context of three words (none when the parent
+// is context.Background(): such calls share one), carved from a slab that
+// serves many calls, so that most calls allocate nothing. The deadline of
 // each call is thus between Timeout and Timeout+Slack after its start.
 //
 // A call's context is done when its deadline passes or its parent is done,
@@ -135,17 +136,15 @@ func New(s Settings) *Timeout {
 // Timeout returns Settings.Timeout.
 func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d) }
 
-func (t *Timeout) nanotime() int64 {
-	if c := t.coarse; c != nil {
-		return c.Nanotime()
-	}
-	return t.clock.Nanotime()
-}
-
 // Begin starts a call: it returns the context the call runs with, which
 // carries the call's deadline. End the call with End.
 func (t *Timeout) Begin(ctx context.Context) context.Context {
-	now := t.nanotime()
+	var now int64
+	if c := t.coarse; c != nil { // the coarse clock without an interface call
+		now = c.Nanotime()
+	} else {
+		now = t.clock.Nanotime()
+	}
 	at := now + t.d
 	d := t.cur.Load()
 	if d == nil || at > d.at || d.at-at > t.slack {
@@ -154,7 +153,7 @@ func (t *Timeout) Begin(ctx context.Context) context.Context {
 	if ctx == background {
 		return d.background // nothing to tell apart calls of one deadline
 	}
-	return &callContext{Context: ctx, d: d}
+	return newCallContext(ctx, d)
 }
 
 var background = context.Background()
@@ -227,7 +226,7 @@ type deadline struct {
 
 	mu      sync.Mutex
 	passed  bool
-	waiting *callContext // calls with a cancellable parent that asked for Done, linked
+	waiting *watcher // calls with a cancellable parent that asked for Done, linked
 }
 
 func (d *deadline) expired() bool {
@@ -246,62 +245,54 @@ func (d *deadline) expire() {
 	waiting := d.waiting
 	d.waiting = nil
 	d.mu.Unlock()
-	for c := waiting; c != nil; {
-		next := c.next
-		c.prev, c.next = nil, nil
-		c.cancel(context.DeadlineExceeded)
-		c = next
+	for w := waiting; w != nil; {
+		next := w.next
+		w.prev, w.next = nil, nil
+		w.cancel(context.DeadlineExceeded)
+		w = next
 	}
 }
 
-// watch arranges for c to be cancelled when d passes; it reports false if d
-// has passed already.
-func (d *deadline) watch(c *callContext) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.passed {
-		return false
-	}
-	c.next = d.waiting
-	if c.next != nil {
-		c.next.prev = c
-	}
-	d.waiting = c
-	return true
-}
-
-// unwatch undoes watch for a call that ended before d passed.
-func (d *deadline) unwatch(c *callContext) {
+// unwatch takes w out of d.waiting, for a call that ended before d passed.
+func (d *deadline) unwatch(w *watcher) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.passed {
 		return
 	}
-	if c.prev != nil {
-		c.prev.next = c.next
-	} else if d.waiting == c {
-		d.waiting = c.next
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else if d.waiting == w {
+		d.waiting = w.next
 	}
-	if c.next != nil {
-		c.next.prev = c.prev
+	if w.next != nil {
+		w.next.prev = w.prev
 	}
-	c.prev, c.next = nil, nil
+	w.prev, w.next = nil, nil
 }
 
 // callContext is the context of one call: its parent's values, and done
 // at the shared deadline or when the parent is.
+//
+// It is kept to three words because every call with a cancellable parent
+// makes one (see newCallContext): what a call needs only once its work
+// waits on Done lives in a watcher, made then.
 type callContext struct {
 	context.Context // the parent
 	d               *deadline
+	watch           atomic.Pointer[watcher] // set the first time Done is asked while the parent can be cancelled
+}
 
-	// Set up the first time Done is asked while the parent can be
-	// cancelled: a channel of the call's own, closed by whichever of the
-	// parent and the deadline ends first.
+// watcher is the part of a call's context that exists once its work has
+// waited on Done while the parent can be cancelled: a channel of the
+// call's own, closed by whichever of the parent and the deadline ends
+// first, or by the end of the call.
+type watcher struct {
 	mu         sync.Mutex
 	done       chan struct{}
 	err        error
 	stopParent func() bool
-	prev, next *callContext // in d.waiting, under d.mu
+	prev, next *watcher // in d.waiting, under d.mu
 }
 
 func (c *callContext) Deadline() (time.Time, bool) {
@@ -315,26 +306,55 @@ func (c *callContext) Done() <-chan struct{} {
 	if c.Context.Done() == nil {
 		return c.d.done // the parent never ends: the shared channel will do
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		switch {
-		case c.d.expired():
-			c.err = context.DeadlineExceeded
-			close(c.done)
-		case c.Context.Err() != nil:
-			c.err = c.Context.Err()
-			close(c.done)
-		case !c.d.watch(c):
-			c.err = context.DeadlineExceeded
-			close(c.done)
-		default:
-			parent := c.Context
-			c.stopParent = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+	if w := c.watch.Load(); w != nil {
+		return w.done
+	}
+	return c.watcher().done
+}
+
+// watcher returns the call's watcher, making it the first time: it is
+// registered with the deadline and the parent, or made done at once if
+// either has ended. The deadline's lock makes sure only one is made.
+func (c *callContext) watcher() *watcher {
+	d := c.d
+	d.mu.Lock()
+	if w := c.watch.Load(); w != nil {
+		d.mu.Unlock()
+		return w
+	}
+	w := &watcher{done: make(chan struct{})}
+	parent := c.Context
+	registered := false
+	switch {
+	case d.passed || d.expired():
+		w.err = context.DeadlineExceeded
+		close(w.done)
+	case parent.Err() != nil:
+		w.err = parent.Err()
+		close(w.done)
+	default:
+		w.next = d.waiting
+		if w.next != nil {
+			w.next.prev = w
+		}
+		d.waiting = w
+		registered = true
+	}
+	c.watch.Store(w)
+	d.mu.Unlock()
+	if registered {
+		stop := context.AfterFunc(parent, func() { w.cancel(parent.Err()) })
+		w.mu.Lock()
+		if w.err == nil {
+			w.stopParent = stop
+			stop = nil
+		}
+		w.mu.Unlock()
+		if stop != nil { // ended meanwhile: the parent need not hold it
+			stop()
 		}
 	}
-	return c.done
+	return w
 }
 
 func (c *callContext) Err() error {
@@ -344,10 +364,10 @@ func (c *callContext) Err() error {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done != nil {
-		return c.err
+	if w := c.watch.Load(); w != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.err
 	}
 	if c.d.expired() {
 		return context.DeadlineExceeded
@@ -356,16 +376,16 @@ func (c *callContext) Err() error {
 }
 
 // cancel closes the call's own channel, once, with err.
-func (c *callContext) cancel(err error) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
+func (w *watcher) cancel(err error) {
+	w.mu.Lock()
+	if w.err != nil {
+		w.mu.Unlock()
 		return
 	}
-	c.err = err
-	close(c.done)
-	stop := c.stopParent
-	c.mu.Unlock()
+	w.err = err
+	close(w.done)
+	stop := w.stopParent
+	w.mu.Unlock()
 	if stop != nil {
 		stop()
 	}
@@ -374,13 +394,18 @@ func (c *callContext) cancel(err error) {
 // finish ends a call that returned: a context the work waited on, with a
 // parent that can be cancelled, is cancelled now and forgotten by its
 // parent and its deadline, so that it holds no memory until the deadline.
+// A call whose work never waited costs one load.
 func (c *callContext) finish() {
-	c.mu.Lock()
-	registered := c.done != nil && c.err == nil
-	c.mu.Unlock()
+	w := c.watch.Load()
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	registered := w.err == nil
+	w.mu.Unlock()
 	if registered {
-		c.d.unwatch(c)
-		c.cancel(context.Canceled)
+		c.d.unwatch(w)
+		w.cancel(context.Canceled)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,4 +253,61 @@ func TestEndReleasesAWaitedContext(t *testing.T) {
 	if kept.Err() != context.Canceled || tm.Snapshot().TimedOut != 0 {
 		t.Fatalf("Err %v, timeouts %d after the deadline; want Canceled and none", kept.Err(), tm.Snapshot().TimedOut)
 	}
+}
+
+// Calls with cancellable parents get contexts of their own, never one
+// another call had: each keeps its parent's values and cancellation after
+// many more calls, from many goroutines, have begun and ended.
+func TestEveryCallGetsAContextOfItsOwn(t *testing.T) {
+	type key struct{}
+	clk := clock.NewFake(time.Time{})
+	tm := timeout.New(timeout.Settings{Timeout: time.Second, Clock: clk})
+	const goroutines, calls = 4, 300
+	type call struct {
+		ctx    context.Context
+		cancel context.CancelFunc
+		id     int
+	}
+	kept := make([][]call, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				id := g*calls + i
+				parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, id))
+				ctx := tm.Begin(parent)
+				if err := tm.End(ctx, nil); err != nil {
+					t.Error(err)
+				}
+				kept[g] = append(kept[g], call{ctx, cancel, id})
+			}
+		}()
+	}
+	wg.Wait()
+	seen := make(map[context.Context]bool)
+	for _, cs := range kept {
+		for _, c := range cs {
+			if seen[c.ctx] {
+				t.Fatalf("call %d got a context another call had", c.id)
+			}
+			seen[c.ctx] = true
+			if got := c.ctx.Value(key{}); got != c.id {
+				t.Fatalf("call %d's context carries the value of call %v", c.id, got)
+			}
+		}
+	}
+	// Cancelling one parent ends that call's context and no other.
+	victim := kept[1][7]
+	victim.cancel()
+	for _, cs := range kept {
+		for _, c := range cs {
+			if want := c.id == victim.id; (c.ctx.Err() != nil) != want {
+				t.Fatalf("call %d: Err %v after cancelling the parent of call %d", c.id, c.ctx.Err(), victim.id)
+			}
+			c.cancel()
+		}
+	}
+	clk.Advance(2 * time.Second)
 }
