@@ -309,6 +309,7 @@ func (v *validator) validate() {
 	}
 	v.validateTarget()
 	v.validateLoad("$.load", &sc.Load, true)
+	v.validateFuzz()
 	phases := map[string]*Phase{}
 	if len(sc.Phases) == 0 {
 		v.errorf("$", "add a phases list with at least one phase", "scenario has no phases")
