@@ -288,7 +288,7 @@ func (sh *Shrinker) shortenPhases(s Schedule) []candidate {
 		if sh.Keep[p.Name] {
 			continue
 		}
-		d := max((p.Duration/2).Truncate(phaseStep), sh.Space.Duration.Min)
+		d := max((p.Duration / 2).Truncate(phaseStep), sh.Space.Duration.Min)
 		if d < 2*phaseStep || d >= p.Duration {
 			continue
 		}
