@@ -70,12 +70,10 @@ func (sh *Shrinker) Shrink(ctx context.Context, s Schedule) (Schedule, *Shrunk, 
 	st := &shrinking{sh: sh, clk: sh.clock(), rec: &Shrunk{Stopped: "minimal"}, tried: map[string]bool{s.String(): true},
 		cur: s, expected: overhead}
 	st.start = st.clk.Now()
-	gens := []func(Schedule) []candidate{sh.dropPhases, sh.dropFaults, sh.mergePhases, sh.wholePhase,
-		sh.lowerProbability, sh.lowerLatency, sh.shortenPhases, sh.lowerRate}
 	var err error
 	for changed := true; changed && err == nil && st.rec.Stopped == "minimal"; {
 		changed = false
-		for _, gen := range gens {
+		for _, gen := range sh.generators() {
 			// Each accepted change makes new candidates of the same kind
 			// possible: drop one phase, then the next.
 			for {
@@ -92,6 +90,13 @@ func (sh *Shrinker) Shrink(ctx context.Context, s Schedule) (Schedule, *Shrunk, 
 	}
 	st.rec.Elapsed = st.clk.Now().Sub(st.start)
 	return st.cur, st.rec, err
+}
+
+// generators are the kinds of change shrinking tries, in order: the ones
+// that remove the most first.
+func (sh *Shrinker) generators() []func(Schedule) []candidate {
+	return []func(Schedule) []candidate{sh.dropPhases, sh.dropFaults, sh.mergePhases, sh.wholePhase,
+		sh.lowerProbability, sh.lowerLatency, sh.shortenPhases, sh.lowerRate}
 }
 
 // shrinking is the state of one Shrink.
