@@ -80,7 +80,7 @@ func (e *Exploration) rows() []*Row {
 
 // Singles returns one fault per point × action of the fault space, each
 // in its strongest form: the longest latency, the highest probability.
-func Singles(fz *scenarios.Fuzz) []Combo {
+func Singles(fz *scenarios.FaultSpace) []Combo {
 	var out []Combo
 	for i := range fz.Faults {
 		ff := &fz.Faults[i]
@@ -98,7 +98,7 @@ func Singles(fz *scenarios.Fuzz) []Combo {
 // ComboSchedule is the schedule that runs a combination: the warmup, one
 // fault phase as long as the fault space allows with every fault of the
 // combination on throughout, and the recovery.
-func ComboSchedule(fz *scenarios.Fuzz, c Combo) Schedule {
+func ComboSchedule(fz *scenarios.FaultSpace, c Combo) Schedule {
 	return Schedule{Phases: []Phase{
 		{Name: scenarios.FuzzWarmup, Duration: fz.Warmup.D()},
 		{Name: "faults-1", Duration: fz.Duration.Max, Faults: append([]Fault(nil), c...)},

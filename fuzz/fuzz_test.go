@@ -123,7 +123,7 @@ func TestGeneratedSchedulesStayInTheFaultSpace(t *testing.T) {
 	}
 }
 
-func spaceOf(fz *scenarios.Fuzz, path string) *scenarios.FuzzFault {
+func spaceOf(fz *scenarios.FaultSpace, path string) *scenarios.FuzzFault {
 	for i := range fz.Faults {
 		if fz.Faults[i].Path == path {
 			return &fz.Faults[i]

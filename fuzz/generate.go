@@ -57,14 +57,14 @@ func (d *decoded) intn(n int) int {
 
 // Generate returns the schedule of a trial: the same fault space, seed and
 // trial number always give the same schedule, whatever other trials ran.
-func Generate(fz *scenarios.Fuzz, seed uint64, trial int) Schedule {
+func Generate(fz *scenarios.FaultSpace, seed uint64, trial int) Schedule {
 	return draw(fz, seeded{rand.New(rand.NewPCG(seed, uint64(trial)))})
 }
 
 // Decode returns the schedule the bytes choose. Every byte string decodes
 // to a valid schedule of the fault space; running out of bytes chooses the
 // first option of every remaining choice.
-func Decode(fz *scenarios.Fuzz, data []byte) Schedule {
+func Decode(fz *scenarios.FaultSpace, data []byte) Schedule {
 	return draw(fz, &decoded{data: data})
 }
 
@@ -76,7 +76,7 @@ const (
 	probStep    = 0.05
 )
 
-func draw(fz *scenarios.Fuzz, ch chooser) Schedule {
+func draw(fz *scenarios.FaultSpace, ch chooser) Schedule {
 	s := Schedule{Phases: []Phase{{Name: scenarios.FuzzWarmup, Duration: fz.Warmup.D()}}}
 	n := fz.Phases.Min + ch.intn(fz.Phases.Max-fz.Phases.Min+1)
 	for i := 1; i <= n; i++ {

@@ -1,9 +1,11 @@
 // Package fuzz searches for the faults nobody thought of. A fuzz scenario
-// (scenarios.Fuzz) declares a fault space and invariants; this package draws
-// fault schedules from the space, deterministically from a seed or from
-// bytes, runs each as an ordinary scenario, shrinks a schedule that breaks
-// an invariant to a minimal one, writes it as a scenario file `chaoskit run`
-// replays, and explores single faults and pairs of them systematically.
+// declares a fault space (scenarios.FaultSpace) and invariants (its
+// contracts); this package draws fault schedules from the space,
+// deterministically from a seed or from bytes, renders each as an ordinary
+// scenario, searches for one that breaks an invariant, shrinks it to a
+// minimal one that `chaoskit run` replays, and explores single faults and
+// pairs of them systematically. Schedules are run by a Trier; package
+// fuzz/trials runs them for real.
 package fuzz
 
 import (
@@ -146,7 +148,7 @@ func (s Schedule) String() string {
 // Validate checks what every schedule must satisfy to become a valid
 // scenario: named phases of positive length, faults inside their phase,
 // one fault at a time per failpoint, actions the fault space allows.
-func (s Schedule) Validate(fz *scenarios.Fuzz) error {
+func (s Schedule) Validate(fz *scenarios.FaultSpace) error {
 	if len(s.Phases) == 0 {
 		return errors.New("schedule has no phases")
 	}

@@ -38,7 +38,7 @@ type Shrinker struct {
 	// the rate.
 	MinScale float64
 	// Space is the fault space the schedules come from.
-	Space *scenarios.Fuzz
+	Space *scenarios.FaultSpace
 	Config
 }
 

@@ -29,7 +29,7 @@ fuzz:
     - point: store/query
       actions: [timeout, error, latency]
       latency: 5ms..1s
-      errors: [db down, "quote \" and $$dollar"]
+      errors: [db down, "costs $$5, 'quoted'"]
       probability: 0.05..1
     - point: cache/get
       actions: [panic, status]

@@ -2,17 +2,12 @@ package fuzz
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
-	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -67,55 +62,10 @@ func (o *Outcome) Unfired(s Schedule) []string {
 	return out
 }
 
-// Trier runs schedules. RunTrier is the one chaoskit uses: a real run of
-// the rendered scenario.
+// Trier runs schedules; trials.Runner runs them for real.
 type Trier interface {
 	// Try runs schedule s under the label (which names its run directory).
 	Try(ctx context.Context, label string, s Schedule) (*Outcome, error)
-}
-
-// RunTrier runs each schedule for real: it renders it against Base,
-// writes the scenario file, loads it as `chaoskit run` does and carries it
-// out with runner.Run (the target started afresh, real load, real
-// failpoints), then judges the invariants on the recorded timeline.
-type RunTrier struct {
-	Base *scenarios.Scenario
-	// Load are the options scenarios load with (the failpoint catalog).
-	Load scenarios.Options
-	// Run are the runner's options; Dir is set per run.
-	Run runner.Options
-	// Dir holds the scenario files and run directories of the trials.
-	Dir string
-}
-
-// Try implements Trier. Errors are the runner's: an infrastructure error or
-// an interruption; a schedule that does not load is an error too.
-func (t *RunTrier) Try(ctx context.Context, label string, s Schedule) (*Outcome, error) {
-	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the trial directory", Err: err}
-	}
-	file := filepath.Join(t.Dir, label+".yaml")
-	sc, text, err := Load(t.Base, s, t.Base.Name+"-"+label, file, "", t.Load)
-	if err != nil {
-		return nil, fmt.Errorf("schedule %s does not make a valid scenario: %w", s, err)
-	}
-	if err := os.WriteFile(file, text, 0o644); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot write the trial scenario", Err: err}
-	}
-	return RunScenario(ctx, sc, t.Run, filepath.Join(t.Dir, label))
-}
-
-// RunScenario runs a loaded scenario into dir and judges its contracts.
-func RunScenario(ctx context.Context, sc *scenarios.Scenario, opts runner.Options, dir string) (*Outcome, error) {
-	start := time.Now()
-	opts.Dir = dir
-	res, err := runner.Run(ctx, sc, opts)
-	if err != nil {
-		return nil, err
-	}
-	o := Judge(sc, res.Timeline)
-	o.Dir, o.File, o.Elapsed = dir, sc.File, time.Since(start)
-	return o, nil
 }
 
 // Judge evaluates the scenario's contracts on a timeline and measures the
@@ -212,11 +162,4 @@ func mix(sc *scenarios.Scenario, tl *timeline.Timeline) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// IsInfra reports whether err stops a search: the harness or the target
-// failed, or the run was interrupted.
-func IsInfra(err error) bool {
-	var ie *runner.InfraError
-	return errors.As(err, &ie) || errors.Is(err, runner.ErrInterrupted)
 }

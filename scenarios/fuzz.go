@@ -18,14 +18,14 @@ import (
 	"github.com/chaoskit/chaoskit/inject"
 )
 
-// Fuzz is the fault space of a fuzz scenario: what `chaoskit fuzz` and
-// `chaoskit explore` draw fault schedules from. A fuzz scenario gives no
+// FaultSpace is the fuzz section of a fuzz scenario: the faults `chaoskit
+// fuzz` and `chaoskit explore` draw fault schedules from. A fuzz scenario gives no
 // phases of its own; each trial runs a fault-free phase named warmup, one to
 // a few fault phases drawn from Faults, and a fault-free phase named
 // recovery. The scenario's contracts are its invariants: they must hold
 // whatever the faults, so they may name the warmup and recovery phases, or
 // no phase (the whole run). See docs/fuzzing.md.
-type Fuzz struct {
+type FaultSpace struct {
 	// Warmup is the length of the first, fault-free phase (default 2s);
 	// Recovery that of the last one (default 3s).
 	Warmup   Duration `yaml:"warmup"`

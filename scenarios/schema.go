@@ -28,8 +28,8 @@ type Scenario struct {
 	Classify *Classify `yaml:"classify"`
 	Writes   []Write   `yaml:"writes"`
 	// Fuzz makes this a fuzz scenario: the fault space chaoskit fuzz and
-	// chaoskit explore draw phases from (see fuzz.go).
-	Fuzz *Fuzz `yaml:"fuzz"`
+	// chaoskit explore draw phases from (see FaultSpace).
+	Fuzz *FaultSpace `yaml:"fuzz"`
 
 	// File is where the scenario was loaded from (not part of the YAML).
 	File string `yaml:"-"`

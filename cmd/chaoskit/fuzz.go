@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/fuzz/trials"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
@@ -84,7 +85,7 @@ func (t *fuzzTarget) load(args []string) (*scenarios.Scenario, scenarios.Options
 
 // trier returns the real trier: each schedule a real run of chaoskit's
 // runner, below DIR/trials.
-func (t *fuzzTarget) trier(sc *scenarios.Scenario, opts scenarios.Options, out io.Writer) (*fuzz.RunTrier, error) {
+func (t *fuzzTarget) trier(sc *scenarios.Scenario, opts scenarios.Options, out io.Writer) (*trials.Runner, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
@@ -96,7 +97,7 @@ func (t *fuzzTarget) trier(sc *scenarios.Scenario, opts scenarios.Options, out i
 	if t.verbose {
 		log = out
 	}
-	return &fuzz.RunTrier{Base: sc, Load: opts, Dir: filepath.Join(t.reportDir, trialsDir),
+	return &trials.Runner{Base: sc, Load: opts, Dir: filepath.Join(t.reportDir, trialsDir),
 		Run: runner.Options{Self: self, Log: log, Tool: version, StateDir: stateDir()}}, nil
 }
 
@@ -297,7 +298,7 @@ func confirm(ctx context.Context, out io.Writer, file string, opts scenarios.Opt
 // error keeps its exit code; anything else is a schedule the target's
 // scenario cannot express, a bug in the fault space.
 func fuzzError(err error) error {
-	if fuzz.IsInfra(err) || scenarios.IsInvalid(err) {
+	if trials.IsInfra(err) || scenarios.IsInvalid(err) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {
