@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"bytes"
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -326,13 +325,6 @@ func (sc *Scenario) Expanded() ([]byte, error) {
 	}
 	return text, nil
 }
-
-// bundledFuzz holds the fuzz scenarios shipped with chaoskit. They live in
-// a directory of their own so that running the bundled scenarios (or
-// scenarios/*.yaml) leaves them out.
-//
-//go:embed fuzz/*.yaml
-var bundledFuzz embed.FS
 
 // BundledFuzzNames lists the bundled fuzz scenarios by name (their file
 // names without .yaml).
