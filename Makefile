@@ -42,7 +42,7 @@ build: $(BIN)/failpoint-toolexec
 	GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch \
 		$(GO) build -toolexec=$(BIN)/failpoint-toolexec -ldflags '$(LDFLAGS)' -o $(BIN)/chaoskit ./cmd/chaoskit >$$scratch.log 2>&1; \
 	status=$$?; cat $$scratch.log; \
-	if grep -q 'failpoint-toolexec\]' $$scratch.log; then status=1; echo "failpoint-toolexec failed to rewrite markers" >&2; fi; \
+	if grep '\[failpoint-toolexec\]' $$scratch.log | grep -qv 'failed to run command'; then status=1; echo "failpoint-toolexec failed to rewrite markers" >&2; fi; \
 	rm -rf $$scratch $$scratch.log; exit $$status
 	@$(BIN)/chaoskit version | grep -q 'fault injection: yes' || { echo "bin/chaoskit has inert failpoint markers" >&2; exit 1; }
 
@@ -52,9 +52,13 @@ demo: build
 vet:
 	$(GO) vet ./...
 
+# The end-to-end package runs alone, after the others: its contracts judge
+# latencies, which CPU-heavy unit tests running beside it would distort.
+E2E := ./cmd/chaoskit
 unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
-	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts ./...
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v '/cmd/chaoskit$$')
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
 
 # Proves normal and fault-injection builds never swap objects: a plain build
 # made right after the fault-injection one has inert markers, and a

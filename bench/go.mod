@@ -5,9 +5,24 @@ go 1.26.8
 replace github.com/chaoskit/chaoskit => ../
 
 require (
-	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5 // indirect
-	github.com/chaoskit/chaoskit v0.0.0 // indirect
-	github.com/failsafe-go/failsafe-go v0.9.8 // indirect
-	github.com/sony/gobreaker/v2 v2.4.0 // indirect
-	github.com/zeromicro/go-zero v1.10.3 // indirect
+	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
+	github.com/chaoskit/chaoskit v0.0.0
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/zeromicro/go-zero v1.10.3
+	golang.org/x/time v0.16.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fatih/color v1.18.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/smartystreets/goconvey v1.8.1 // indirect
+	github.com/spaolacci/murmur3 v1.1.0 // indirect
+	go.opentelemetry.io/otel v1.40.0 // indirect
+	go.opentelemetry.io/otel/trace v1.40.0 // indirect
+	go.uber.org/automaxprocs v1.6.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )

@@ -27,7 +27,7 @@ func BenchmarkPipelineSuccess(b *testing.B) {
 	ctx := context.Background()
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
-		for b.Loop() {
+		for range b.N {
 			if _, err := p.Execute(ctx, "row/1", readRow); err != nil {
 				b.Fatal(err)
 			}

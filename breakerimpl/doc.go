@@ -7,18 +7,29 @@
 // One package per policy, as in failsafe-go; this root package holds only
 // what they share.
 //
-//	breakerimpl            outcome and reason codes, sentinel errors, Guard and
-//	                       Permit (the two-step form), Fallback, Result, Pipeline
-//	breakerimpl/clock      Clock: Default (coarse, cheap), Real, Fake (tests)
-//	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate and
-//	                       ConsecutiveFailures (adaptive throttling to come)
-//	breakerimpl/fallback   Static, Cache (last known good), Func, Chain
+//	breakerimpl                 outcome and reason codes, sentinel errors, Guard and
+//	                            Permit (the two-step form), Fallback, Result, Pipeline
+//	breakerimpl/clock           Clock: Default (coarse, cheap), Real, Fake (tests)
+//	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate (hystrix),
+//	                            ConsecutiveFailures (gobreaker), Adaptive (Google SRE
+//	                            throttling); backoff, overrides, run-time settings,
+//	                            events, Snapshot, slog logging
+//	breakerimpl/fallback        Static, Cache (last known good), Func, Chain
+//	breakerimpl/bulkhead        semaphore and bounded queue with a maximum wait
+//	breakerimpl/timeout         per-call deadline through the context, on shared timers
+//	breakerimpl/retry           full-jitter backoff, Retry-After, a retry Budget
+//	breakerimpl/hedge           one more attempt after a delay; losers cancelled
+//	breakerimpl/ratelimit       TokenBucket (x/time/rate), SlidingWindow, Concurrency
+//	breakerimpl/shed            adaptive load shedding on CPU (cgroup-aware) and
+//	                            in-flight requests
+//	breakerimpl/httpx           server middleware (Breaker, Bulkhead, RateLimit, Shed)
+//	                            and client transports (BreakerTransport, WithTimeout,
+//	                            WithRetry, WithHedge)
+//	breakerimpl/prombreaker     Prometheus collector (the core never imports client_golang)
 //
-// Still to come, each in its own package: bulkhead, timeout, retry, hedge,
-// ratelimit, shed, httpx (server middleware and client RoundTripper), and
-// prometheus (a collector, so the core never imports client_golang).
+// # Guide
 //
-// # Wrapping a call
+// Wrap a call in a breaker and a fallback:
 //
 //	reads := breakerimpl.Pipeline[string, Item]{
 //		Breaker:  circuitbreaker.New(circuitbreaker.Settings{Name: "items-db"}),
@@ -31,7 +42,27 @@
 //	// half-open-full, rejected, timeout, error, panic); res.Age.
 //
 // A policy alone: circuitbreaker.Execute(ctx, cb, fn); or in two steps,
-// permit, err := cb.Allow(ctx) ... permit.Done(err).
+// permit, err := cb.Allow(ctx) ... permit.Done(err). The other policies
+// go in the Pipeline fields Shedder, Limiter, Bulkhead, Timeout, Retry and
+// Hedge (see ExamplePipeline_resilientClient).
+//
+// Choose the trip rule in Settings.Rule: ErrorRate{Window, Buckets,
+// MinRequests, Percent} (the default), ConsecutiveFailures{Threshold}, or
+// Adaptive{K}, which never opens but rejects calls with the probability
+// of the SRE book's client-side throttling. SlowCallThreshold makes slow
+// calls failures; MaxOpenDuration and OpenJitter make the open duration
+// back off while the dependency stays down.
+//
+// Operate it at run time: cb.ForceOpen(reason), cb.ForceClosed(reason),
+// cb.ResumeAutomatic(reason); cb.Update(func(s *circuitbreaker.Settings)
+// {...}) keeps the counts. Watch it: Settings.OnStateChange gets every
+// change with the counts that caused it (circuitbreaker.LogStateChanges
+// logs them with slog); cb.Snapshot() has the state and lifetime counters;
+// prombreaker.NewCollector exports them.
+//
+// Over HTTP: httpx.Breaker(cb, httpx.ServerOptions{}) is middleware for a
+// route (503 and Retry-After while open); httpx.BreakerTransport is a
+// RoundTripper for a client.
 //
 // # The order of composition
 //
@@ -56,8 +87,9 @@
 // a Permit (a small value) and Permit.Done takes the call's error. Pipeline
 // asks each guard in turn, runs fn itself, and reports back; it never wraps
 // fn in closures handed to an interface, which is what makes composing
-// executors allocate. Timeout will only derive the context; retry and hedge
-// will loop or fan out around the inner call. A Fallback is told each
+// executors allocate. Timeout only derives the context (from a deadline
+// and timer shared by the calls that start close together); retry loops
+// around the inner call; hedge fans out, and allocates, only when used. A Fallback is told each
 // success through Remember (a cache overwrites the entry it has) and asked
 // through Recover only on failure.
 //
@@ -70,7 +102,11 @@
 //
 // # Speed
 //
-// go test -run '^$' -bench . -benchmem ./breakerimpl/... measures the hot
-// paths (BenchmarkBreaker*, BenchmarkPipeline*); peers are compared in the
-// repository's bench module.
+// A closed breaker's success costs a handful of nanoseconds and no
+// allocation: one compare-and-swap on a counter striped across cores, no
+// lock, no clock read but the coarse one. go test -run '^$' -bench .
+// -benchmem ./breakerimpl/... measures the hot paths (BenchmarkBreaker*,
+// BenchmarkPipeline*); the repository's bench module compares them with
+// sony/gobreaker, failsafe-go, go-zero and hystrix-go, and BENCHMARKS.md
+// records the figures.
 package breakerimpl

@@ -41,12 +41,18 @@ type Fallback[K comparable, T any] interface {
 
 // Pipeline runs a call through policies in one fixed order, outermost first:
 //
-//	Fallback ∘ Breaker ∘ fn
+//	Fallback ∘ Shedder ∘ Limiter ∘ Breaker ∘ Bulkhead ∘ Timeout ∘ Retry ∘ Hedge ∘ fn
 //
-// and, as the later policies arrive, fallback ∘ shedder ∘ rate limiter ∘
-// breaker ∘ bulkhead ∘ timeout ∘ retry ∘ fn (see the package doc for why
-// this order). Every field may be nil: that policy is skipped. A Pipeline
-// holds no state of its own, is safe for concurrent use, and may be copied.
+// (see the package doc for why this order). Every field may be nil: that
+// policy is skipped. A Pipeline holds no state of its own, is safe for
+// concurrent use, and may be copied.
+//
+// Each guard's Permit.Done is given the error of everything inside it: the
+// breaker sees one outcome per call, after the retries, and a bulkhead
+// rejection (which, as in hystrix, a breaker counts as a failure unless its
+// classifier ignores breakerimpl.ErrRejected). Guards outside a refusing one
+// are told its error too; those that refused, and those inside, are not
+// asked.
 //
 // K is the request key a fallback cache is keyed by (use struct{} when no
 // fallback needs one); T is the result type.
@@ -57,8 +63,80 @@ type Pipeline[K comparable, T any] struct {
 	// Return false for errors the caller must see as they are, such as
 	// "not found" or invalid input.
 	FallbackOn func(err error) bool
+	// Shedder turns calls away while the service is overloaded; usually a
+	// *shed.Shedder.
+	Shedder Guard
+	// Limiter caps the rate or concurrency of calls; usually a
+	// *ratelimit.TokenBucket, *ratelimit.SlidingWindow or
+	// *ratelimit.Concurrency.
+	Limiter Guard
 	// Breaker is usually a *circuitbreaker.Breaker.
 	Breaker Guard
+	// Bulkhead caps the calls running at once; usually a *bulkhead.Bulkhead.
+	Bulkhead Guard
+	// Timeout bounds the whole call, retries and backoff included; usually
+	// a *timeout.Timeout.
+	Timeout TimeLimit
+	// Retry tries a failed call again; usually a *retry.Retry.
+	Retry Retrier
+	// Hedge sends extra attempts of a slow call; usually a *hedge.Hedge.
+	Hedge Hedger
+}
+
+// TimeLimit bounds the time of a call through its context. *timeout.Timeout
+// is one. Implementations must be safe for concurrent use.
+type TimeLimit interface {
+	// Begin returns the context the call runs with, which carries its
+	// deadline.
+	Begin(ctx context.Context) context.Context
+	// End is given the context Begin returned and the call's error, and
+	// returns the error to report: a timeout error if the call failed after
+	// its deadline.
+	End(ctx context.Context, err error) error
+}
+
+// Attempt is where a call stands in its retries.
+type Attempt struct {
+	// N numbers the attempt, from 1 for the first.
+	N int
+	// Start is when the first attempt started, on the retrier's clock.
+	Start int64
+}
+
+// Retrier decides whether a failed attempt is tried again, and waits before
+// it is. *retry.Retry is one. Callers loop:
+//
+//	a := r.Begin(ctx)
+//	for {
+//		err = attempt(ctx)
+//		if err == nil { break }
+//		if a, err = r.Next(ctx, a, err); err != nil { break }
+//	}
+//
+// Implementations must be safe for concurrent use.
+type Retrier interface {
+	// Begin starts a call: it counts it (for a retry budget) and returns
+	// its first Attempt.
+	Begin(ctx context.Context) Attempt
+	// Next is given attempt a's error. It either waits for the backoff and
+	// returns the next Attempt with a nil error, or returns the error to end
+	// the call with.
+	Next(ctx context.Context, a Attempt, err error) (Attempt, error)
+	// AttemptLimit bounds each attempt on its own; nil means no bound.
+	AttemptLimit() TimeLimit
+}
+
+// Hedger runs attempts of one call side by side: after a delay without an
+// answer, one more. *hedge.Hedge is one. Implementations must be safe for
+// concurrent use.
+type Hedger interface {
+	// MaxAttempts is the most attempts Do starts for one call.
+	MaxAttempts() int
+	// Do calls attempt(ctx, i) for i = 0, 1, … up to MaxAttempts()-1, each
+	// on its own goroutine, and returns the i of the first to succeed once
+	// every attempt has returned (the others are cancelled through their
+	// context). If none succeeds it returns an attempt's error.
+	Do(ctx context.Context, attempt func(ctx context.Context, i int) error) (winner int, err error)
 }
 
 // Execute calls fn(ctx) through the pipeline's policies, for the request
@@ -100,9 +178,139 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 	return res, nil
 }
 
-// primary runs fn under the guards; see run.
+// primary runs fn under the guards, outermost first, then the timeout,
+// retry and hedge around it. The guards are written out rather than looped
+// over: this is the success path every call takes.
 func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	return run(ctx, p.Breaker, fn, keepPanic)
+	inner := p.Timeout != nil || p.Retry != nil || p.Hedge != nil
+	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && !inner {
+		return run(ctx, p.Breaker, fn, keepPanic)
+	}
+	// A zero Permit's Done does nothing, so the skipped guards cost a nil
+	// check each.
+	var shed, limit, breaker, bulkhead Permit
+	if g := p.Shedder; g != nil {
+		if shed, err = g.Allow(ctx); err != nil {
+			return v, err
+		}
+	}
+	if g := p.Limiter; g != nil {
+		if limit, err = g.Allow(ctx); err != nil {
+			shed.Done(err)
+			return v, err
+		}
+	}
+	if g := p.Breaker; g != nil {
+		if breaker, err = g.Allow(ctx); err != nil {
+			limit.Done(err)
+			shed.Done(err)
+			return v, err
+		}
+	}
+	if g := p.Bulkhead; g != nil {
+		if bulkhead, err = g.Allow(ctx); err != nil {
+			breaker.Done(err)
+			limit.Done(err)
+			shed.Done(err)
+			return v, err
+		}
+	}
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		r := recover()
+		var pe *PanicError
+		if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
+			pe = &PanicError{Value: "runtime.Goexit"}
+		} else {
+			pe = NewPanicError(r)
+		}
+		bulkhead.Done(pe)
+		breaker.Done(pe)
+		limit.Done(pe)
+		shed.Done(pe)
+		if r == nil {
+			return
+		}
+		if !keepPanic {
+			panic(r)
+		}
+		err = pe
+	}()
+	if inner {
+		v, err = p.timed(ctx, fn)
+	} else {
+		v, err = fn(ctx)
+	}
+	finished = true
+	bulkhead.Done(err)
+	breaker.Done(err)
+	limit.Done(err)
+	shed.Done(err)
+	return v, err
+}
+
+// timed runs the retries under the timeout.
+func (p *Pipeline[K, T]) timed(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	tl := p.Timeout
+	if tl == nil {
+		return p.retried(ctx, fn)
+	}
+	tctx := tl.Begin(ctx)
+	v, err := p.retried(tctx, fn)
+	return v, tl.End(tctx, err)
+}
+
+// retried runs attempts until one succeeds or the retrier gives up.
+func (p *Pipeline[K, T]) retried(ctx context.Context, fn func(context.Context) (T, error)) (v T, err error) {
+	r := p.Retry
+	if r == nil {
+		return p.attempt(ctx, fn)
+	}
+	lim := r.AttemptLimit()
+	a := r.Begin(ctx)
+	for {
+		if lim == nil {
+			v, err = p.attempt(ctx, fn)
+		} else {
+			actx := lim.Begin(ctx)
+			v, err = p.attempt(actx, fn)
+			err = lim.End(actx, err)
+		}
+		if err == nil {
+			return v, nil
+		}
+		if a, err = r.Next(ctx, a, err); err != nil {
+			return v, err
+		}
+	}
+}
+
+// attempt runs fn once, or hedged.
+func (p *Pipeline[K, T]) attempt(ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	h := p.Hedge
+	if h == nil {
+		return fn(ctx)
+	}
+	return Hedged(ctx, h, fn)
+}
+
+// Hedged runs fn under h and returns the winning attempt's value, or the
+// zero value and the error h returns. It is how hedge.Execute is built.
+func Hedged[T any](ctx context.Context, h Hedger, fn func(context.Context) (T, error)) (T, error) {
+	values := make([]T, h.MaxAttempts())
+	i, err := h.Do(ctx, func(ctx context.Context, i int) error {
+		var err error
+		values[i], err = fn(ctx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return values[i], nil
 }
 
 // Run calls fn(ctx) under one guard g: it asks g.Allow, runs fn if
@@ -122,27 +330,38 @@ func run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error
 			return v, err
 		}
 	}
+	// The deferred function reports the outcome, normal or panic: cheaper
+	// than a deferred check followed by a call to Done. If fn did not
+	// finish, it recovers the panic, reports it as a *PanicError, and raises
+	// it again unless keepPanic, in which case the error becomes the
+	// *PanicError.
 	finished := false
 	defer func() {
 		if finished {
+			permit.Done(err)
 			return
 		}
-		r := recover()
-		if r == nil { // runtime.Goexit, as in t.FailNow: record it and let it go on
-			permit.Done(&PanicError{Value: "runtime.Goexit"})
-			return
-		}
-		pe := NewPanicError(r)
-		permit.Done(pe)
-		if !keepPanic {
-			panic(r)
-		}
-		err = pe
+		err = panicked(permit, recover(), keepPanic)
 	}()
 	v, err = fn(ctx)
 	finished = true
-	permit.Done(err)
 	return v, err
+}
+
+// panicked reports to permit a call that panicked with r (nil for
+// runtime.Goexit, as in t.FailNow, which is recorded and goes on) and
+// raises the panic again, or returns it as a *PanicError if keepPanic.
+func panicked(permit Permit, r any, keepPanic bool) error {
+	if r == nil {
+		permit.Done(&PanicError{Value: "runtime.Goexit"})
+		return nil
+	}
+	pe := NewPanicError(r)
+	permit.Done(pe)
+	if !keepPanic {
+		panic(r)
+	}
+	return pe
 }
 
 // rethrow raises again a panic that Execute turned into a *PanicError

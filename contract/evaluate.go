@@ -62,6 +62,9 @@ func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
 	case len(unfired) > 0:
 		v.Outcome = Inconclusive
 		v.Reason = fmt.Sprintf("fault %s was on in %s but its marker never fired; the service may be built without failpoint rewriting", strings.Join(unfired, ", "), phaseName(c.Spec.Phase))
+	case w.shortfall() != "":
+		v.Outcome = Inconclusive
+		v.Reason = w.shortfall()
 	case v.Samples < minSamples:
 		v.Outcome = Inconclusive
 		v.Reason = fmt.Sprintf("%d requests in the window, fewer than min_samples %d", v.Samples, minSamples)

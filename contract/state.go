@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -124,8 +125,8 @@ func (c *increaseCheck) evaluate(w *window) CheckResult {
 	}
 	out, err := expr.Run(c.bound, env)
 	bound, _ := out.(float64)
-	res.Expected = fmt.Sprintf("%s %s", c.op, strconv.FormatFloat(bound, 'f', -1, 64))
-	if c.text != strconv.FormatFloat(bound, 'f', -1, 64) {
+	res.Expected = c.op + " " + formatBound(bound)
+	if c.text != formatBound(bound) {
 		res.Expected += " (" + c.text + ")"
 	}
 	if err != nil {
@@ -143,6 +144,12 @@ func (c *increaseCheck) evaluate(w *window) CheckResult {
 	res.Outcome = outcome(ok)
 	res.Margin = margin(inc, c.op, bound)
 	return res
+}
+
+// formatBound writes a computed bound with at most one decimal: it is
+// compared with a count.
+func formatBound(f float64) string {
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
 }
 
 // neverOpensCheck is `breaker("db") never opens`: no state sample in the

@@ -9,6 +9,7 @@ const (
 	storePkg     = "github.com/chaoskit/chaoskit/demo/store"
 	cachePkg     = "github.com/chaoskit/chaoskit/demo/cache"
 	recommendPkg = "github.com/chaoskit/chaoskit/demo/recommend"
+	searchPkg    = "github.com/chaoskit/chaoskit/demo/search"
 )
 
 // Failpoints lists the full paths of every failpoint marker in the demo.
@@ -19,6 +20,7 @@ func Failpoints() []string {
 	return []string{
 		cachePkg + "/cacheGet",
 		recommendPkg + "/recommendationsCall",
+		searchPkg + "/searchBurn",
 		storePkg + "/buildProbe",
 		storePkg + "/orderWrite",
 		storePkg + "/productQuery",

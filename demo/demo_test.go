@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/chaoskit/chaoskit/demo/recommend"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
@@ -218,5 +220,44 @@ func TestPlantedBugStaleAfterRecovery(t *testing.T) {
 			t.Errorf("bug %q: /products/17 from %s, /products/18 from %s", bug, src, other)
 		}
 		s.Close()
+	}
+}
+
+func TestRecommendations(t *testing.T) {
+	s, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	rec := get(t, h, "/products/5/recommendations")
+	var l recommend.List
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "upstream" || json.Unmarshal(rec.Body.Bytes(), &l) != nil || l.ProductID != 5 || len(l.Items) != 4 {
+		t.Fatalf("healthy: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if calls := s.State().Recommendations.UpstreamCalls; calls != 1 {
+		t.Errorf("upstream calls = %d, want 1", calls)
+	}
+	// The dependency goes away: the default list is served, said so.
+	s.rec.close()
+	rec = get(t, h, "/products/5/recommendations")
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" || json.Unmarshal(rec.Body.Bytes(), &l) != nil || !reflect.DeepEqual(l.Items, bestsellers) {
+		t.Fatalf("degraded: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	if st := s.State(); st.Retries["recommendations"].Budget == nil || st.Bulkheads["recommendations"].Name != "recommendations" {
+		t.Errorf("state lacks the policies: %+v", st)
+	}
+}
+
+func TestSearch(t *testing.T) {
+	s, err := New(context.Background(), Config{SearchCost: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec := get(t, s.Handler(), "/search?q=item+00")
+	var hits []struct{ ID int }
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &hits) != nil || len(hits) != 9 {
+		t.Fatalf("search: %d %s", rec.Code, rec.Body)
 	}
 }

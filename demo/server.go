@@ -41,8 +41,17 @@ type Config struct {
 
 	// NoFallback never serves from the cache.
 	NoFallback bool
+	// SearchCost is the CPU each search burns; default 2ms.
+	SearchCost time.Duration
+
 	// NoBreaker calls the database even while it keeps failing.
 	NoBreaker bool
+	// NoBulkhead lets every recommendations call wait on the dependency.
+	NoBulkhead bool
+	// NoShedder never sheds search load, however hot the CPU.
+	NoShedder bool
+	// UnboundedRetries retries recommendations without a budget.
+	UnboundedRetries bool
 	// FallbackEmpty answers 200 with an empty body when a fallback serves.
 	FallbackEmpty bool
 	// AckBeforeCommit acknowledges an order before it is committed.
@@ -87,6 +96,11 @@ type Server struct {
 	pendingCount atomic.Int64
 	// degraded is set once a fallback has served (for the planted bug).
 	degraded atomic.Bool
+
+	rec       *recommendations
+	searching *searching
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // New opens the database and builds the service.
@@ -110,6 +124,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.MaxStaleness <= 0 {
 		cfg.MaxStaleness = 30 * time.Second
+	}
+	if cfg.SearchCost <= 0 {
+		cfg.SearchCost = 2 * time.Millisecond
 	}
 	s := &Server{cfg: cfg, store: st, log: cfg.Log}
 	// Product reads trip on the error rate (hystrix style): a database that
@@ -137,13 +154,23 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.NoFallback {
 		s.products.Fallback = s.cache
 	}
+	if s.rec, err = newRecommendations(ctx, cfg); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("start the recommendations dependency: %w", err)
+	}
+	s.searching = newSearching(s)
 	return s, nil
 }
 
 // Close waits for writes in flight and releases the database.
 func (s *Server) Close() error {
-	s.pending.Wait()
-	return s.store.Close()
+	s.closeOnce.Do(func() {
+		s.rec.close()
+		s.searching.close()
+		s.pending.Wait()
+		s.closeErr = s.store.Close()
+	})
+	return s.closeErr
 }
 
 // Handler returns the service's routes.
@@ -154,6 +181,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /products/{id}", m.instrument("product", s.product))
 	mux.HandleFunc("POST /orders", m.instrument("create-order", s.createOrder))
 	mux.HandleFunc("GET /orders/{id}", m.instrument("order", s.order))
+	mux.HandleFunc("GET /products/{id}/recommendations", m.instrument("recommendations", s.recommendations))
+	mux.Handle("GET /search", m.instrument("search", s.searching.handler.ServeHTTP))
 	mux.Handle("GET /metrics", m.handler())
 	mux.HandleFunc("GET "+StatePath, s.state)
 	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))

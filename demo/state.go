@@ -2,6 +2,11 @@ package demo
 
 import (
 	"context"
+	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
+	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
+	"github.com/chaoskit/chaoskit/breakerimpl/retry"
+	"github.com/chaoskit/chaoskit/breakerimpl/shed"
+	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 	"net/http"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
@@ -17,11 +22,29 @@ const StatePath = "/debug/chaoskit/state"
 // shedder and the cache. Breakers are keyed by name; each has at least a
 // "state" of closed, open or half-open.
 type State struct {
-	Breakers map[string]BreakerState `json:"breakers"`
-	Cache    cache.Stats             `json:"cache"`
+	Breakers  map[string]BreakerState       `json:"breakers"`
+	Bulkheads map[string]bulkhead.Snapshot  `json:"bulkheads"`
+	Timeouts  map[string]timeout.Snapshot   `json:"timeouts"`
+	Retries   map[string]RetryState         `json:"retries"`
+	Limiters  map[string]ratelimit.Snapshot `json:"limiters"`
+	Shedders  map[string]shed.Snapshot      `json:"shedders"`
+	// Recommendations counts the calls that reached the dependency.
+	Recommendations RecommendationsState `json:"recommendations"`
+	Cache           cache.Stats          `json:"cache"`
 	// DB counts the calls that reached the database.
 	DB     store.Calls `json:"db"`
 	Orders OrdersState `json:"orders"`
+}
+
+// RetryState is a retry policy and its budget.
+type RetryState struct {
+	Retry  retry.Snapshot        `json:"retry"`
+	Budget *retry.BudgetSnapshot `json:"budget,omitempty"`
+}
+
+// RecommendationsState counts what reached the recommendations dependency.
+type RecommendationsState struct {
+	UpstreamCalls int64 `json:"upstream_calls"`
 }
 
 // BreakerState is one breaker's state and counts.
@@ -54,11 +77,18 @@ func (s *Server) State() State {
 	return State{
 		Orders: OrdersState{Committed: committed, Pending: s.pendingCount.Load()},
 		Breakers: map[string]BreakerState{
-			"db":        breakerState(s.dbBreaker),
-			"orders-db": breakerState(s.ordersBreaker),
+			"db":              breakerState(s.dbBreaker),
+			"orders-db":       breakerState(s.ordersBreaker),
+			"recommendations": breakerState(s.rec.breaker),
 		},
-		Cache: s.cache.Stats(),
-		DB:    s.store.Calls(),
+		Bulkheads:       map[string]bulkhead.Snapshot{"recommendations": s.rec.bulkhead.Snapshot()},
+		Timeouts:        map[string]timeout.Snapshot{"recommendations": s.rec.timeout.Snapshot()},
+		Retries:         map[string]RetryState{"recommendations": s.rec.retryState()},
+		Limiters:        map[string]ratelimit.Snapshot{"search": s.searching.limiter.Snapshot()},
+		Shedders:        map[string]shed.Snapshot{"search": s.searching.shedder.Snapshot()},
+		Recommendations: RecommendationsState{UpstreamCalls: s.rec.upstream.Calls()},
+		Cache:           s.cache.Stats(),
+		DB:              s.store.Calls(),
 	}
 }
 

@@ -113,8 +113,9 @@ func Build(ctx context.Context, o Options) error {
 	err = cmd.Run()
 	// failpoint-toolexec logs a failed rewrite but lets the build go on
 	// with the original file: that would be a binary with inert markers.
-	if strings.Contains(buf.String(), "[failpoint-toolexec]") {
-		return fmt.Errorf("fault-injection build of %s: failpoint-toolexec reported a problem:\n%s", o.Package, strings.TrimSpace(buf.String()))
+	// (It also logs every compile that fails; that is an ordinary error.)
+	if rewriteFailed(buf.String()) {
+		return fmt.Errorf("fault-injection build of %s: failpoint-toolexec could not rewrite markers:\n%s", o.Package, strings.TrimSpace(buf.String()))
 	}
 	if err != nil {
 		return fmt.Errorf("fault-injection build of %s: %v\n%s", o.Package, err, strings.TrimSpace(buf.String()))
@@ -145,4 +146,15 @@ func Toolexec(ctx context.Context, cacheDir string, log io.Writer) (string, erro
 		return "", fmt.Errorf("install %s@%s: %v\n%s", ToolexecPackage, ToolexecVersion, err, strings.TrimSpace(buf.String()))
 	}
 	return exe, nil
+}
+
+// rewriteFailed reports whether failpoint-toolexec's output says it failed
+// to rewrite a file, as opposed to a compile failing.
+func rewriteFailed(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "[failpoint-toolexec]") && !strings.Contains(line, "failed to run command") {
+			return true
+		}
+	}
+	return false
 }

@@ -29,6 +29,7 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithRowMergeMode(tw.MergeHierarchical),
 	)
 	t.Header("SCENARIO", "CONTRACT", "WINDOW", "CHECK", "MEASURED", "EXPECTED", "VERDICT")
 	for _, s := range r.Scenarios {

@@ -126,3 +126,31 @@ func describeLoad(l scenarios.Load) string {
 		return "steps " + strings.Join(parts, "→")
 	}
 }
+
+// plannedHits is how many requests p plans over d: the hits a load
+// generator that never falls behind would have sent by then. It works for
+// any vegeta.Pacer, which says "running behind" (no wait) exactly while
+// fewer hits than planned have been sent: the smallest h for which p asks
+// to wait (or stop) at d is the plan.
+func plannedHits(p vegeta.Pacer, d time.Duration) uint64 {
+	behind := func(h uint64) bool {
+		wait, stop := p.Pace(d, h)
+		return !stop && wait <= 0
+	}
+	lo, hi := uint64(0), uint64(1)
+	for behind(hi) {
+		if hi >= 1<<40 {
+			return hi // an unbounded rate
+		}
+		lo, hi = hi, hi*2
+	}
+	for lo < hi { // the smallest h in [lo, hi] not behind
+		mid := lo + (hi-lo)/2
+		if behind(mid) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

@@ -86,7 +86,8 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
-	results := atk.Attack(targeter, pacerFor(load, p.Duration.D()), p.Duration.D(), r.sc.Name)
+	pacer := pacerFor(load, p.Duration.D())
+	results := atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -150,7 +151,12 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	wg.Wait()
 	_ = r.resBuf.Flush()
 	end := time.Now()
-	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name})
+	// What the phase planned against what it sent: a load generator that
+	// fell behind (a starved machine, too few workers) did not run the test
+	// the scenario describes, and contracts must be able to tell.
+	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: map[string]any{
+		timeline.PlannedRequests: plannedHits(pacer, p.Duration.D()), timeline.SentRequests: ph.stats.snapshot().n,
+		timeline.MaxWorkers: load.MaxWorkers}})
 
 	// Whatever this phase switched on and is still on goes off now.
 	var still []scenarios.Fault

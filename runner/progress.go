@@ -16,7 +16,9 @@ type phaseStats struct {
 }
 
 // add counts one result: ok is a 2xx/3xx served by the primary, fallback a
-// 2xx/3xx whose X-Chaoskit-Source names a fallback, failed everything else.
+// 2xx/3xx whose X-Chaoskit-Source names a fallback (anything but db,
+// upstream and primary, as the contract package's default classification
+// has it), failed everything else.
 func (s *phaseStats) add(res *vegeta.Result) {
 	s.n.Add(1)
 	switch {
@@ -30,7 +32,7 @@ func (s *phaseStats) add(res *vegeta.Result) {
 }
 
 func isFallback(source string) bool {
-	return source != "" && source != "db" && source != "primary"
+	return source != "" && source != "db" && source != "upstream" && source != "primary"
 }
 
 type statsSnapshot struct {

@@ -415,3 +415,22 @@ func TestFreePortIsFree(t *testing.T) {
 	}
 	l.Close()
 }
+
+func TestPlannedHits(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    vegeta.Pacer
+		d    time.Duration
+		want uint64
+	}{
+		{"constant 200/s for 4s", vegeta.Rate{Freq: 200, Per: time.Second}, 4 * time.Second, 800},
+		{"constant 12/100ms for 1s", vegeta.Rate{Freq: 12, Per: 100 * time.Millisecond}, time.Second, 120},
+		{"linear 100/s rising 100/s² for 2s", vegeta.LinearPacer{StartAt: vegeta.Rate{Freq: 100, Per: time.Second}, Slope: 100}, 2 * time.Second, 400},
+		{"steps 100/s for 1s then 300/s", StepPacer{Steps: []PacerStep{{PerSecond: 100, For: time.Second}, {PerSecond: 300, For: time.Second}}}, 2 * time.Second, 400},
+	} {
+		got := plannedHits(tt.p, tt.d)
+		if got+1 < tt.want || got > tt.want+1 {
+			t.Errorf("%s: planned %d, want %d±1", tt.name, got, tt.want)
+		}
+	}
+}

@@ -140,6 +140,15 @@ type ReadBackResult struct {
 	Compare []string `json:"compare,omitempty"`
 }
 
+// Keys of a PhaseEnd event's Data: how many requests the phase's pacer
+// planned, how many the load generator sent, and how many it could have in
+// flight at once.
+const (
+	PlannedRequests = "planned_requests"
+	SentRequests    = "sent_requests"
+	MaxWorkers      = "max_workers"
+)
+
 // Phase is the span of one phase, derived from its start and end events.
 type Phase struct {
 	Name    string        `json:"name"`

@@ -314,7 +314,8 @@ func TestStateStrings(t *testing.T) {
 
 // TestHalfOpenStress hammers a breaker that flips between open and
 // half-open and checks that no half-open period ever runs more than N probes
-// at once.
+// at once, and that every call is counted once: what the callers saw adds
+// up to the breaker's lifetime counters.
 func TestHalfOpenStress(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const probes = 3
@@ -324,8 +325,10 @@ func TestHalfOpenStress(t *testing.T) {
 		HalfOpenProbes: probes, HalfOpenSuccesses: 1000, Clock: clk,
 	})
 	trip(t, cb)
+	before := cb.Snapshot()
 
 	var running, peak, admitted atomic.Int64
+	var succeeded, failed, rejected atomic.Uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -337,7 +340,7 @@ func TestHalfOpenStress(t *testing.T) {
 				default:
 					runtime.Gosched() // let the clock's goroutine in
 				}
-				circuitbreaker.Execute(context.Background(), cb, func(context.Context) (int, error) {
+				_, err := circuitbreaker.Execute(context.Background(), cb, func(context.Context) (int, error) {
 					admitted.Add(1)
 					n := running.Add(1)
 					for {
@@ -355,6 +358,14 @@ func TestHalfOpenStress(t *testing.T) {
 					}
 					return 0, nil
 				})
+				switch {
+				case err == nil:
+					succeeded.Add(1)
+				case errors.Is(err, errDown):
+					failed.Add(1)
+				default:
+					rejected.Add(1)
+				}
 			}
 		})
 	}
@@ -371,6 +382,50 @@ func TestHalfOpenStress(t *testing.T) {
 	if peak.Load() < probes {
 		t.Fatalf("at most %d probes ever ran at once: the test proved nothing", peak.Load())
 	}
+	s := cb.Snapshot()
+	got := [3]uint64{s.Successes - before.Successes, s.Failures - before.Failures, s.Rejections - before.Rejections}
+	if want := [3]uint64{succeeded.Load(), failed.Load(), rejected.Load()}; got != want {
+		t.Fatalf("breaker counted %v successes, failures, rejections; callers saw %v", got, want)
+	}
+	if s.ProbesRunning != 0 {
+		t.Fatalf("%d probe slots still taken", s.ProbesRunning)
+	}
+}
+
+// TestClosedStress runs many goroutines through a closed error-rate breaker
+// that never trips and checks that no success or failure is lost, in the
+// window or in the lifetime counters.
+func TestClosedStress(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cb := circuitbreaker.New(circuitbreaker.Settings{
+		Rule: circuitbreaker.ErrorRate{Window: time.Hour, MinRequests: 1 << 30}, Clock: clock.NewFake(time.Time{}),
+	})
+	const workers, each = 8, 5000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				var err error
+				if (w*each+i)%10 == 0 {
+					err = errDown
+				}
+				if i%2 == 0 {
+					circuitbreaker.Execute(context.Background(), cb, func(context.Context) (int, error) { return 0, err })
+				} else {
+					p, _ := cb.Allow(context.Background())
+					p.Done(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	want := circuitbreaker.Counts{Requests: workers * each, Successes: workers * each * 9 / 10, Failures: workers * each / 10}
+	if got := cb.Counts(); got != want {
+		t.Fatalf("window %+v, want %+v", got, want)
+	}
+	if s := cb.Snapshot(); s.Successes != want.Successes || s.Failures != want.Failures {
+		t.Fatalf("snapshot %+v, want %+v", s, want)
+	}
 }
 
 func trip(t *testing.T, cb *circuitbreaker.Breaker) {
@@ -380,5 +435,25 @@ func trip(t *testing.T, cb *circuitbreaker.Breaker) {
 	}
 	if cb.State() != circuitbreaker.Open {
 		t.Fatalf("breaker did not open: %v", cb.State())
+	}
+}
+
+// TestStaleExecuteIsNotCounted is TestStalePermitIsNotCounted for Execute's
+// own closed path: a call that outlives its closed period counts in the
+// lifetime counters only, not in the window of the period that follows.
+func TestStaleExecuteIsNotCounted(t *testing.T) {
+	cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{}, Clock: clock.NewFake(time.Time{})})
+	for _, err := range []error{nil, errDown} {
+		circuitbreaker.Execute(context.Background(), cb, func(context.Context) (int, error) {
+			cb.ForceOpen("")
+			cb.ForceClosed("") // a new closed period, fresh counts
+			return 0, err
+		})
+		if c := cb.Counts(); c.Requests != 0 {
+			t.Fatalf("window %+v after a stale %v, want it left out", c, err)
+		}
+	}
+	if s := cb.Snapshot(); s.Successes != 1 || s.Failures != 1 {
+		t.Fatalf("snapshot %+v, want both calls counted for the lifetime", s)
 	}
 }

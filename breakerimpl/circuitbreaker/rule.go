@@ -1,6 +1,8 @@
 package circuitbreaker
 
 import (
+	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -31,15 +33,36 @@ type Window interface {
 // Counts are the figures a rule judges by. Each rule fills the fields it
 // keeps and leaves the others zero.
 type Counts struct {
-	// Requests is Successes + Failures (ignored calls are not counted).
-	Requests uint64
-	// Successes in the window (ErrorRate) or successful probes (half-open).
-	Successes uint64
-	// Failures in the window, slow calls included (ErrorRate), or failed
-	// probes (half-open).
-	Failures uint64
+	// Requests is Successes + Failures (+ Rejected for Adaptive); ignored
+	// calls are not counted.
+	Requests uint64 `json:"requests"`
+	// Successes in the window (ErrorRate, Adaptive) or successful probes
+	// (half-open).
+	Successes uint64 `json:"successes"`
+	// Failures in the window, slow calls included (ErrorRate, Adaptive), or
+	// failed probes (half-open).
+	Failures uint64 `json:"failures"`
+	// Rejected is how many calls the adaptive throttle turned away in the
+	// window (Adaptive).
+	Rejected uint64 `json:"rejected,omitempty"`
 	// ConsecutiveFailures since the last success (ConsecutiveFailures).
-	ConsecutiveFailures uint64
+	ConsecutiveFailures uint64 `json:"consecutiveFailures,omitempty"`
+}
+
+// builtinRule is implemented by the rules of this package: their windows
+// count successes in the breaker's own striped counter, so that the success
+// path writes one counter, not two, and they can take new thresholds
+// without losing their counts (see reconfigurable).
+type builtinRule interface {
+	Rule
+	newWindow(c clock.Clock, successes *counter) Window
+}
+
+// reconfigurable is a window that can adopt the thresholds of rule r while
+// keeping its counts. It reports false if r is a different kind of rule or
+// changes the window's shape (span or buckets).
+type reconfigurable interface {
+	reconfigure(r Rule) bool
 }
 
 // ConsecutiveFailures trips after Threshold failures in a row, as
@@ -51,15 +74,23 @@ type ConsecutiveFailures struct {
 }
 
 // NewWindow implements Rule.
-func (r ConsecutiveFailures) NewWindow(clock.Clock) Window {
+func (r ConsecutiveFailures) NewWindow(c clock.Clock) Window { return r.newWindow(c, nil) }
+
+func (r ConsecutiveFailures) newWindow(clock.Clock, *counter) Window {
+	w := &consecutiveWindow{}
+	w.threshold.Store(uint64(r.threshold()))
+	return w
+}
+
+func (r ConsecutiveFailures) threshold() int {
 	if r.Threshold <= 0 {
-		r.Threshold = 5
+		return 5
 	}
-	return &consecutiveWindow{threshold: uint64(r.Threshold)}
+	return r.Threshold
 }
 
 type consecutiveWindow struct {
-	threshold uint64
+	threshold atomic.Uint64
 	failures  paddedUint64
 }
 
@@ -71,10 +102,18 @@ func (w *consecutiveWindow) Success() {
 	}
 }
 
-func (w *consecutiveWindow) Failure() bool { return w.failures.Add(1) >= w.threshold }
+func (w *consecutiveWindow) Failure() bool { return w.failures.Add(1) >= w.threshold.Load() }
 
 func (w *consecutiveWindow) Counts() Counts {
 	return Counts{ConsecutiveFailures: w.failures.Load()}
+}
+
+func (w *consecutiveWindow) reconfigure(r Rule) bool {
+	c, ok := r.(ConsecutiveFailures)
+	if ok {
+		w.threshold.Store(uint64(c.threshold()))
+	}
+	return ok
 }
 
 // ErrorRate trips when, over a rolling window, at least MinRequests calls
@@ -102,14 +141,18 @@ type ErrorRate struct {
 }
 
 // NewWindow implements Rule.
-func (r ErrorRate) NewWindow(c clock.Clock) Window {
-	if r.Window <= 0 {
-		r.Window = 10 * time.Second
-	}
-	if r.Buckets <= 0 {
-		r.Buckets = 10
-	}
-	r.Buckets = min(r.Buckets, 1000, max(int(r.Window/time.Millisecond), 1))
+func (r ErrorRate) NewWindow(c clock.Clock) Window { return r.newWindow(c, newCounter()) }
+
+func (r ErrorRate) newWindow(c clock.Clock, successes *counter) Window {
+	r = r.withDefaults()
+	w := &errorRateWindow{rolling: newRolling(c, r.Window, r.Buckets, successes)}
+	w.minRequests.Store(uint64(r.MinRequests))
+	w.percent.Store(uint64(r.Percent))
+	return w
+}
+
+func (r ErrorRate) withDefaults() ErrorRate {
+	r.Window, r.Buckets = windowShape(r.Window, r.Buckets)
 	if r.MinRequests <= 0 {
 		r.MinRequests = 20
 	}
@@ -117,93 +160,238 @@ func (r ErrorRate) NewWindow(c clock.Clock) Window {
 		r.Percent = 50
 	}
 	r.Percent = min(r.Percent, 100)
-	coarse, _ := c.(*clock.Coarse)
-	w := &rateWindow{
-		clock:       c,
-		coarse:      coarse,
-		width:       int64(r.Window) / int64(r.Buckets),
-		buckets:     r.Buckets,
-		minRequests: uint64(r.MinRequests),
-		percent:     uint64(r.Percent),
-		counters:    newStripes(2 * r.Buckets),
+	return r
+}
+
+// windowShape applies the defaults and limits shared by the rolling rules.
+func windowShape(span time.Duration, buckets int) (time.Duration, int) {
+	if span <= 0 {
+		span = 10 * time.Second
 	}
+	if buckets <= 0 {
+		buckets = 10
+	}
+	return span, min(buckets, 1000, max(int(span/time.Millisecond), 1))
+}
+
+type errorRateWindow struct {
+	*rolling
+	minRequests atomic.Uint64
+	percent     atomic.Uint64
+}
+
+func (w *errorRateWindow) Failure() bool {
+	w.tick()
+	w.failures.Add(1)
+	c := w.Counts()
+	return c.Requests >= w.minRequests.Load() && c.Failures*100 >= w.percent.Load()*c.Requests
+}
+
+func (w *errorRateWindow) reconfigure(r Rule) bool {
+	e, ok := r.(ErrorRate)
+	if !ok {
+		return false
+	}
+	e = e.withDefaults()
+	if !w.sameShape(e.Window, e.Buckets) {
+		return false
+	}
+	w.minRequests.Store(uint64(e.MinRequests))
+	w.percent.Store(uint64(e.Percent))
+	return true
+}
+
+// Adaptive is client-side adaptive throttling, from Google's SRE book
+// (Beyer et al., "Site Reliability Engineering", 2016, chapter 21,
+// "Handling Overload", section "Client-side throttling"), as in go-zero's
+// core/breaker. It has no open state: the breaker stays closed and rejects
+// each call, with ErrThrottled, with probability
+//
+//	max(0, (requests − K·accepts) / (requests + 1))
+//
+// where, over the rolling window, requests counts every call asked of the
+// breaker (admitted or rejected; ignored outcomes aside) and accepts those
+// that succeeded. While the backend accepts more than 1/K of the requests
+// nothing is rejected; as it fails, the client sheds the excess locally
+// before it costs the backend anything, and still lets a growing share
+// through as the backend recovers. K = 2 lets through about twice what the
+// backend accepts; a lower K throttles sooner and harder.
+//
+// The random draw uses Settings.Rand. Counts fills Requests, Successes,
+// Failures and Rejected. Failure never trips, so the breaker opens only if
+// forced.
+type Adaptive struct {
+	// K is the multiplier of accepts. Zero or less means 2; values below 1
+	// reject even a healthy backend's calls and are raised to 1.
+	K float64
+	// Window is the span of history judged. Zero or less means 10 s.
+	Window time.Duration
+	// Buckets is how many slices the window is cut into. Zero or less means
+	// 10; at most 1000; the bucket width is at least 1 ms.
+	Buckets int
+}
+
+// NewWindow implements Rule.
+func (r Adaptive) NewWindow(c clock.Clock) Window { return r.newWindow(c, newCounter()) }
+
+func (r Adaptive) newWindow(c clock.Clock, successes *counter) Window {
+	r = r.withDefaults()
+	w := &throttleWindow{rolling: newRolling(c, r.Window, r.Buckets, successes)}
+	w.k.Store(math.Float64bits(r.K))
+	return w
+}
+
+func (r Adaptive) withDefaults() Adaptive {
+	r.Window, r.Buckets = windowShape(r.Window, r.Buckets)
+	if r.K <= 0 || math.IsNaN(r.K) {
+		r.K = 2
+	}
+	r.K = max(r.K, 1)
+	return r
+}
+
+// RejectProbability returns the SRE formula's probability of rejecting the
+// next call given the counts of the window.
+func (r Adaptive) RejectProbability(c Counts) float64 {
+	return rejectProbability(r.withDefaults().K, c)
+}
+
+func rejectProbability(k float64, c Counts) float64 {
+	req := float64(c.Requests)
+	return max(0, (req-k*float64(c.Successes))/(req+1))
+}
+
+type throttleWindow struct {
+	*rolling
+	k atomic.Uint64 // float64 bits
+}
+
+func (w *throttleWindow) Failure() bool {
+	w.tick()
+	w.failures.Add(1)
+	return false
+}
+
+// admit decides whether a call may run; draw returns a uniform number in
+// [0, 1). A rejection is counted in the window.
+func (w *throttleWindow) admit(draw func() float64) bool {
+	p := rejectProbability(math.Float64frombits(w.k.Load()), w.Counts())
+	if p <= 0 || draw() >= p {
+		return true
+	}
+	w.rejected.Add(1)
+	return false
+}
+
+func (w *throttleWindow) reconfigure(r Rule) bool {
+	a, ok := r.(Adaptive)
+	if !ok {
+		return false
+	}
+	a = a.withDefaults()
+	if !w.sameShape(a.Window, a.Buckets) {
+		return false
+	}
+	w.k.Store(math.Float64bits(a.K))
+	return true
+}
+
+// rolling counts over a ring of time buckets without ever clearing a
+// counter. The totals (successes, failures, rejections) only grow; at each
+// bucket boundary the ring records the totals of that moment (a mark), and
+// the window's counts are the totals now minus the mark at the start of the
+// oldest bucket still in the window. Writers therefore add to one counter
+// and nothing else; the bucket turns over lazily, on the first call that
+// sees the clock pass next.
+type rolling struct {
+	clock   clock.Clock
+	coarse  *clock.Coarse // clock, when coarse: read without an interface call
+	width   int64         // of a bucket, in nanoseconds
+	buckets int
+	span    time.Duration
+
+	next paddedInt64 // Nanotime at which the live bucket ends
+
+	successes *counter // shared with the breaker: every success of this closed period
+	failures  paddedUint64
+	rejected  paddedUint64
+
+	// start is the mark of the oldest bucket in the window.
+	startSuccesses, startFailures, startRejected atomic.Uint64
+
+	turning paddedMutex // held by the caller turning the buckets; guards live and marks
+	live    int
+	marks   []mark
+}
+
+type mark struct{ successes, failures, rejected uint64 }
+
+func newRolling(c clock.Clock, span time.Duration, buckets int, successes *counter) *rolling {
+	coarse, _ := c.(*clock.Coarse)
+	w := &rolling{
+		clock: c, coarse: coarse, span: span, buckets: buckets,
+		width:     int64(span) / int64(buckets),
+		successes: successes,
+		marks:     make([]mark, buckets),
+	}
+	m := w.totals()
+	for i := range w.marks {
+		w.marks[i] = m
+	}
+	w.setStart(m)
 	w.next.Store(c.Nanotime() + w.width)
 	return w
 }
 
-// rateWindow keeps, per stripe, a success and a failure counter per bucket
-// (see stripes). Writers add to the live bucket; the bucket turns over
-// lazily, on the first call that sees the clock pass next, and the sums of
-// the finished buckets are kept in base so that judging a failure reads
-// only the live bucket's stripes.
-type rateWindow struct {
-	clock       clock.Clock
-	coarse      *clock.Coarse // clock, when coarse: read without an interface call
-	width       int64         // of a bucket, in nanoseconds
-	buckets     int
-	minRequests uint64
-	percent     uint64
-
-	next paddedInt64  // Nanotime at which the live bucket ends
-	live paddedUint64 // index of the live bucket
-	// base holds the successes and failures of the finished buckets in
-	// the window.
-	baseSuccesses, baseFailures paddedUint64
-	turning                     paddedMutex // held by the caller turning the buckets
-	_                           [cacheLine]byte
-	counters                    stripes // [stripe][bucket][success, failure]
-	_                           [cacheLine]byte
+func (w *rolling) sameShape(span time.Duration, buckets int) bool {
+	return span == w.span && buckets == w.buckets
 }
 
-// Success is add(0) written out: it is the hot path, and add is too big
-// to be inlined.
-func (w *rateWindow) Success() {
-	var now int64
-	if c := w.coarse; c != nil {
-		now = c.Nanotime()
-	} else {
-		now = w.clock.Nanotime()
-	}
-	if now >= w.next.Load() {
-		w.turn(now)
-	}
-	w.counters.add(int(w.live.Load())*2, 1)
-}
-
-func (w *rateWindow) Failure() bool {
-	w.add(1)
-	c := w.Counts()
-	return c.Requests >= w.minRequests && c.Failures*100 >= w.percent*c.Requests
-}
-
-func (w *rateWindow) add(kind int) {
-	if now := w.nanotime(); now >= w.next.Load() {
-		w.turn(now)
-	}
-	w.counters.add(int(w.live.Load())*2+kind, 1)
-}
-
-func (w *rateWindow) nanotime() int64 {
+func (w *rolling) nanotime() int64 {
 	if c := w.coarse; c != nil {
 		return c.Nanotime()
 	}
 	return w.clock.Nanotime()
 }
 
-func (w *rateWindow) Counts() Counts {
+// tick turns the buckets if the live one has ended.
+func (w *rolling) tick() {
 	if now := w.nanotime(); now >= w.next.Load() {
 		w.turn(now)
 	}
-	b := int(w.live.Load())
-	s := w.baseSuccesses.Load() + w.counters.sum(b*2)
-	f := w.baseFailures.Load() + w.counters.sum(b*2+1)
-	return Counts{Requests: s + f, Successes: s, Failures: f}
 }
 
-// turn moves the live bucket forward to the one holding now, clearing the
-// buckets it passes. One caller turns; the others go on counting in the
-// bucket that was live when they looked, which is at most one bucket late.
-func (w *rateWindow) turn(now int64) {
+// Success records a success when the window is used on its own; a breaker
+// adds to the shared counter itself.
+func (w *rolling) Success() {
+	w.tick()
+	w.successes.inc()
+}
+
+func (w *rolling) Counts() Counts {
+	w.tick()
+	// Marks first: the totals read after them can only be larger, so the
+	// differences never wrap.
+	s0, f0, r0 := w.startSuccesses.Load(), w.startFailures.Load(), w.startRejected.Load()
+	s, f, r := w.successes.load()-s0, w.failures.Load()-f0, w.rejected.Load()-r0
+	return Counts{Requests: s + f + r, Successes: s, Failures: f, Rejected: r}
+}
+
+func (w *rolling) totals() mark {
+	return mark{w.successes.load(), w.failures.Load(), w.rejected.Load()}
+}
+
+func (w *rolling) setStart(m mark) {
+	w.startSuccesses.Store(m.successes)
+	w.startFailures.Store(m.failures)
+	w.startRejected.Store(m.rejected)
+}
+
+// turn moves the live bucket forward to the one holding now. One caller
+// turns; the others go on counting meanwhile, which attributes their counts
+// to the bucket that is starting (they happen after its boundary) or, at
+// worst, to the one that just ended.
+func (w *rolling) turn(now int64) {
 	if !w.turning.TryLock() {
 		return
 	}
@@ -213,22 +401,11 @@ func (w *rateWindow) turn(now int64) {
 		return
 	}
 	steps := (now-next)/w.width + 1
-	b := int(w.live.Load())
+	m := w.totals()
 	for range min(steps, int64(w.buckets)) {
-		b = (b + 1) % w.buckets
-		w.counters.clear(b*2, b*2+1)
+		w.live = (w.live + 1) % w.buckets
+		w.marks[w.live] = m
 	}
-	var s, f uint64
-	for i := range w.buckets {
-		if i != b {
-			s += w.counters.sum(i * 2)
-			f += w.counters.sum(i*2 + 1)
-		}
-	}
-	// Publish the new live bucket before the new sums: a reader in between
-	// undercounts for a moment, which can delay a trip but never cause one.
-	w.live.Store(uint64(b))
-	w.baseSuccesses.Store(s)
-	w.baseFailures.Store(f)
+	w.setStart(w.marks[(w.live+1)%w.buckets])
 	w.next.Store(next + steps*w.width)
 }

@@ -31,6 +31,33 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
+// Override is an operator's decision that takes the breaker out of the
+// rule's hands: the "degrade switch" used during an incident.
+type Override uint8
+
+const (
+	// Automatic: the rule and the probes decide the state.
+	Automatic Override = iota
+	// ForcedOpen: every call is rejected with ErrOpen until released.
+	ForcedOpen
+	// ForcedClosed: every call runs; outcomes are still counted, but
+	// nothing trips and nothing is throttled.
+	ForcedClosed
+)
+
+// String returns "automatic", "forced-open" or "forced-closed".
+func (o Override) String() string {
+	switch o {
+	case Automatic:
+		return "automatic"
+	case ForcedOpen:
+		return "forced-open"
+	case ForcedClosed:
+		return "forced-closed"
+	}
+	return fmt.Sprintf("Override(%d)", uint8(o))
+}
+
 // Transition says why a breaker changed state.
 type Transition string
 
@@ -44,16 +71,75 @@ const (
 	ProbeFailed Transition = "probe-failed"
 	// ProbesSucceeded: M probes in a row succeeded.
 	ProbesSucceeded Transition = "probes-succeeded"
+	// ManualOpen: an operator called Breaker.ForceOpen.
+	ManualOpen Transition = "manual-open"
+	// ManualClose: an operator called Breaker.ForceClosed.
+	ManualClose Transition = "manual-close"
+	// ManualResume: an operator called Breaker.ResumeAutomatic.
+	ManualResume Transition = "manual-resume"
+	// Reconfigured: Update changed the rule in a way that needs fresh
+	// counts (another kind of rule, or another window shape).
+	Reconfigured Transition = "reconfigured"
 )
 
 // StateChange is published to Settings.OnStateChange on every change of
-// state. Counts are those of the state being left, taken at the moment of
-// the change, so a listener sees what caused it.
+// state or override. Counts are those of the state being left, taken at the
+// moment of the change, so a listener sees what caused it.
 type StateChange struct {
-	Name       string
-	From, To   State
-	Reason     Transition
-	Counts     Counts
+	Name     string
+	From, To State // equal when only the override or the rule's counts changed
+	Reason   Transition
+	// Detail is the text the operator gave with an override; empty for
+	// changes the breaker made itself.
+	Detail string
+	// Override is the override in force after the change.
+	Override Override
+	Counts   Counts
+	// OpenFor is how long the breaker will stay open before probing, when
+	// To is Open and not forced (backoff and jitter included).
+	OpenFor    time.Duration
 	At         time.Time // on the breaker's clock
 	Generation uint64    // increases by one with every change
 }
+
+// Snapshot is a breaker's state and lifetime counters at one moment, for
+// metrics and status pages. The counters only grow.
+type Snapshot struct {
+	Name  string `json:"name"`
+	State State  `json:"state"`
+	// Override, with the text the operator gave and when.
+	Override       Override  `json:"override"`
+	OverrideReason string    `json:"overrideReason,omitempty"`
+	OverrideAt     time.Time `json:"overrideAt,omitzero"`
+	// Since is when the current state began, on the breaker's clock.
+	Since time.Time `json:"since"`
+	// RetryAfter is how long an open breaker stays open (zero otherwise, and
+	// when forced open).
+	RetryAfter time.Duration `json:"retryAfter,omitempty"`
+	// Window is the current state's counts (see Breaker.Counts).
+	Window Counts `json:"window"`
+	// ProbesRunning is how many probe calls are running.
+	ProbesRunning int `json:"probesRunning"`
+
+	// Requests is Successes + Failures + Ignored + Rejections: every call
+	// that finished or was turned away.
+	Requests uint64 `json:"requests"`
+	// Successes, Failures and Ignored are the outcomes of admitted calls.
+	// Failures include panics and slow calls.
+	Successes uint64 `json:"successes"`
+	Failures  uint64 `json:"failures"`
+	Ignored   uint64 `json:"ignored"`
+	// SlowCalls counts calls that returned no error but took longer than
+	// SlowCallThreshold (they are also in Failures).
+	SlowCalls uint64 `json:"slowCalls"`
+	// Rejections counts calls turned away: open, half-open full, throttled.
+	Rejections uint64 `json:"rejections"`
+	// StateChanges counts published changes (the last Generation).
+	StateChanges uint64 `json:"stateChanges"`
+}
+
+// MarshalText makes a State encode as its name in JSON.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// MarshalText makes an Override encode as its name in JSON.
+func (o Override) MarshalText() ([]byte, error) { return []byte(o.String()), nil }

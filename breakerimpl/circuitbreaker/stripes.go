@@ -13,13 +13,13 @@ import (
 // adjacent pairs).
 const cacheLine = 128
 
-type paddedUint64 struct {
-	atomic.Uint64
+type paddedInt64 struct {
+	atomic.Int64
 	_ [cacheLine - 8]byte
 }
 
-type paddedInt64 struct {
-	atomic.Int64
+type paddedUint64 struct {
+	atomic.Uint64
 	_ [cacheLine - 8]byte
 }
 
@@ -28,55 +28,67 @@ type paddedMutex struct {
 	_ [cacheLine - 8]byte
 }
 
-// stripes is a set of counters split into stripes, so that cores adding at
-// the same time touch different cache lines: a shared counter would bounce
-// between cores on every call and make a parallel run slower per call than
-// a serial one. A read sums the stripes.
+// counter is a monotonic counter split into stripes, so that cores adding
+// at the same time touch different cache lines: a shared counter would
+// bounce between cores on every call and make a parallel run slower per
+// call than a serial one. A read sums the stripes.
 //
 // As in Java's LongAdder, adds go to the first stripe until two of them
 // collide there (a compare-and-swap fails); from then on each add uses the
 // stripe of the processor (the runtime's P) it runs on, so goroutines
 // running at the same moment never share a stripe. A serial caller thus
-// pays for one compare-and-swap and nothing more. A
-// random stripe (math/rand/v2 costs 8 ns here, more than the rest of a
-// call) or one picked from the goroutine's stack address (cheap, but two
-// goroutines collide one time in eight) both did worse in
+// pays for one compare-and-swap and nothing more. A random stripe
+// (math/rand/v2 costs 8 ns here, more than the rest of a call) or one
+// picked from the goroutine's stack address (cheap, but two goroutines
+// collide one time in eight) both did worse in
 // BenchmarkBreakerSuccess/error-rate/parallel.
-type stripes struct {
-	words     []atomic.Uint64
-	stride    int    // words per stripe, a whole number of cache lines
-	mask      uint32 // stripes - 1
+//
+// Counts never decrease and are never cleared: a rolling window keeps
+// marks of the total at its bucket boundaries instead, so no add can be
+// lost to a concurrent reset.
+type counter struct {
+	_         [cacheLine]byte // read on every add: keep other objects' writes off its line
 	contended atomic.Bool
+	mask      uint32 // stripes - 1
+	words     []paddedUint64
+	_         [cacheLine]byte
 }
 
-// newStripes returns n counters with a stripe per processor (rounded up to
+// newCounter returns a counter with a stripe per processor (rounded up to
 // a power of two, at most 64; beyond that processors share stripes).
-func newStripes(n int) stripes {
-	count := 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
-	count = min(count, 64)
-	const perLine = cacheLine / 8
-	stride := (n + perLine - 1) / perLine * perLine
-	return stripes{words: make([]atomic.Uint64, count*stride), stride: stride, mask: uint32(count - 1)}
+func newCounter() *counter {
+	n := 1 << bits.Len(uint(runtime.GOMAXPROCS(0)-1))
+	n = min(n, 64)
+	return &counter{words: make([]paddedUint64, n), mask: uint32(n - 1)}
 }
 
-func (s *stripes) add(i int, delta uint64) {
-	if !s.contended.Load() {
-		w := &s.words[i]
-		if old := w.Load(); w.CompareAndSwap(old, old+delta) {
-			return
-		}
-		s.contended.Store(true)
+// inc adds one. It is small enough to be inlined into the hot paths.
+func (c *counter) inc() {
+	if c.contended.Load() || !c.incFirst() {
+		c.incStriped()
 	}
-	s.words[s.stripe()*s.stride+i].Add(delta)
+}
+
+func (c *counter) incFirst() bool {
+	w := &c.words[0]
+	old := w.Load()
+	return w.CompareAndSwap(old, old+1)
+}
+
+func (c *counter) incStriped() {
+	if !c.contended.Load() {
+		c.contended.Store(true)
+	}
+	c.words[c.stripe()].Add(1)
 }
 
 // stripe returns the stripe of the processor the caller runs on. The
 // goroutine may move to another processor right after; the add is atomic,
 // so that costs at most a shared cache line, never a count.
-func (s *stripes) stripe() int {
+func (c *counter) stripe() uint32 {
 	id := runtime_procPin()
 	runtime_procUnpin()
-	return id & int(s.mask)
+	return uint32(id) & c.mask
 }
 
 // runtime.procPin and procUnpin are what sync.Pool uses to find its
@@ -90,19 +102,12 @@ func runtime_procPin() int
 //go:linkname runtime_procUnpin runtime.procUnpin
 func runtime_procUnpin()
 
-func (s *stripes) sum(i int) uint64 {
+// load returns the total. Adds that run concurrently may or may not be in
+// it; an add that finished before load began always is.
+func (c *counter) load() uint64 {
 	var n uint64
-	for j := i; j < len(s.words); j += s.stride {
-		n += s.words[j].Load()
+	for i := range c.words {
+		n += c.words[i].Load()
 	}
 	return n
-}
-
-// clear zeroes counters from through to, inclusive, in every stripe.
-func (s *stripes) clear(from, to int) {
-	for base := 0; base < len(s.words); base += s.stride {
-		for i := from; i <= to; i++ {
-			s.words[base+i].Store(0)
-		}
-	}
 }

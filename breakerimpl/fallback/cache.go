@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -29,8 +31,10 @@ const DefaultMaxEntries = 10_000
 //
 // Name is the Source of the results the cache serves; "cache" if empty.
 //
-// MaxEntries bounds the number of keys kept; the least recently written or
-// served is dropped first. Zero or less means DefaultMaxEntries.
+// MaxEntries bounds the number of keys kept. When a new key needs room,
+// an entry that has been neither remembered nor served for a long while is
+// dropped: the least recently used of a few candidates, an approximation
+// of LRU (see Cache). Zero or less means DefaultMaxEntries.
 //
 // MaxStaleness is the age beyond which a value is not served (Recover
 // returns ErrTooStale) but kept, in case the primary never comes back and a
@@ -48,16 +52,48 @@ type CacheSettings struct {
 // Cache is a last-known-good fallback: it remembers the latest value the
 // primary served for each key and serves it, with its age, when the primary
 // fails. It is safe for concurrent use.
+//
+// Remember is on every successful call's path, so the cache is built for
+// it: keys hash to a set of eight slots (one cache line of pointers), found
+// without a lock; remembering a key already cached overwrites its entry in
+// place under that entry's own lock and allocates nothing. Only a new key
+// takes the cache-wide lock. When the key's set is full, or the cache
+// holds MaxEntries keys, the least recently used entry of the set (or of a
+// few sets sampled in turn) is dropped. Eviction is therefore approximate,
+// as in Redis or a CPU cache, rather than strict LRU, which would need a
+// shared list updated on every call.
 type Cache[K comparable, T any] struct {
 	name         string
 	maxStaleness time.Duration
 	clock        clock.Clock
-	entries      *lru.Cache[K, entry[T]]
+	coarse       *clock.Coarse // clock, when coarse: read without an interface call
+	seed         maphash.Seed
+	sets         []set[K, T]
+	mask         uint64
+	maxEntries   int
+
+	mu    sync.Mutex // held to add or drop entries
+	count atomic.Int64
+	hand  uint64 // next set to sample for eviction; under mu
 }
 
-type entry[T any] struct {
+const ways = 8
+
+type set[K comparable, T any] struct {
+	slots [ways]atomic.Pointer[entry[K, T]]
+}
+
+type entry[K comparable, T any] struct {
+	hash uint64
+	key  K
+	// used is the Nanotime the entry was last remembered or served, for
+	// eviction. It is written only when it changes, so a key remembered
+	// many times within one tick of a coarse clock costs no extra write.
+	used atomic.Int64
+
+	mu    sync.Mutex
 	value T
-	at    int64 // clock.Nanotime when remembered
+	at    int64 // Nanotime when value was remembered
 }
 
 // NewCache returns an empty Cache.
@@ -68,17 +104,129 @@ func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	entries, err := lru.New[K, entry[T]](s.MaxEntries)
-	if err != nil { // only for a size <= 0, excluded above
-		panic(err)
+	coarse, _ := s.Clock.(*clock.Coarse)
+	// Twice as many slots as entries keeps sets from filling up long before
+	// the cache does.
+	nsets := 1 << bits.Len(uint((2*s.MaxEntries+ways-1)/ways-1))
+	return &Cache[K, T]{
+		name:         nameOr(s.Name, "cache"),
+		maxStaleness: s.MaxStaleness,
+		clock:        s.Clock,
+		coarse:       coarse,
+		seed:         maphash.MakeSeed(),
+		sets:         make([]set[K, T], nsets),
+		mask:         uint64(nsets - 1),
+		maxEntries:   s.MaxEntries,
 	}
-	return &Cache[K, T]{name: nameOr(s.Name, "cache"), maxStaleness: s.MaxStaleness, clock: s.Clock, entries: entries}
+}
+
+func (c *Cache[K, T]) nanotime() int64 {
+	if k := c.coarse; k != nil {
+		return k.Nanotime()
+	}
+	return c.clock.Nanotime()
+}
+
+// find returns the entry for key, or nil, and the key's hash.
+func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
+	h := maphash.Comparable(c.seed, key)
+	s := &c.sets[h&c.mask]
+	for i := range s.slots {
+		if e := s.slots[i].Load(); e != nil && e.hash == h && e.key == key {
+			return e, h
+		}
+	}
+	return nil, h
 }
 
 // Remember stores v as the latest value for key. For a key already in the
-// cache it does not allocate.
+// cache it takes no shared lock and does not allocate.
 func (c *Cache[K, T]) Remember(key K, v T) {
-	c.entries.Add(key, entry[T]{value: v, at: c.clock.Nanotime()})
+	now := c.nanotime()
+	e, h := c.find(key)
+	if e == nil {
+		c.insert(h, key, v, now)
+		return
+	}
+	e.mu.Lock()
+	e.value, e.at = v, now
+	e.mu.Unlock()
+	if e.used.Load() != now {
+		e.used.Store(now)
+	}
+}
+
+// insert adds an entry for a key that find did not see.
+func (c *Cache[K, T]) insert(h uint64, key K, v T, now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := &c.sets[h&c.mask]
+	free := -1
+	for i := range s.slots {
+		e := s.slots[i].Load()
+		if e == nil {
+			if free < 0 {
+				free = i
+			}
+			continue
+		}
+		if e.hash == h && e.key == key { // added meanwhile
+			e.mu.Lock()
+			e.value, e.at = v, now
+			e.mu.Unlock()
+			e.used.Store(now)
+			return
+		}
+	}
+	e := &entry[K, T]{hash: h, key: key, value: v, at: now}
+	e.used.Store(now)
+	switch {
+	case free < 0: // the set is full: replace its least recently used
+		s.slots[oldest(s)].Store(e)
+		return
+	case int(c.count.Load()) >= c.maxEntries:
+		c.evict()
+	}
+	s.slots[free].Store(e)
+	c.count.Add(1)
+}
+
+// oldest returns the slot of the least recently used entry of a full set.
+func oldest[K comparable, T any](s *set[K, T]) int {
+	victim, at := 0, int64(0)
+	for i := range s.slots {
+		if e := s.slots[i].Load(); e != nil {
+			if u := e.used.Load(); i == 0 || u < at {
+				victim, at = i, u
+			}
+		}
+	}
+	return victim
+}
+
+// evict drops the least recently used entry among the first ways entries
+// found from the sampling hand onwards. c.mu is held and the cache is not
+// empty.
+func (c *Cache[K, T]) evict() {
+	var victim *atomic.Pointer[entry[K, T]]
+	var at int64
+	seen := 0
+	for n := uint64(0); n <= c.mask && seen < ways; n++ {
+		s := &c.sets[c.hand]
+		c.hand = (c.hand + 1) & c.mask
+		for i := range s.slots {
+			if e := s.slots[i].Load(); e != nil {
+				if u := e.used.Load(); victim == nil || u < at {
+					victim, at = &s.slots[i], u
+				}
+				seen++
+			}
+		}
+	}
+	if victim != nil {
+		victim.Store(nil)
+		c.count.Add(-1)
+	}
 }
 
 // Recover serves the latest value remembered for key, with its age in
@@ -95,14 +243,21 @@ func (c *Cache[K, T]) Recover(_ context.Context, key K, _ error) (breakerimpl.Re
 }
 
 // Get returns the latest value remembered for key and its age, whatever the
-// age, and whether there is one.
+// age, and whether there is one. It counts as a use of the entry.
 func (c *Cache[K, T]) Get(key K) (v T, age time.Duration, ok bool) {
-	e, ok := c.entries.Get(key)
-	if !ok {
+	e, _ := c.find(key)
+	if e == nil {
 		return v, 0, false
 	}
-	return e.value, time.Duration(max(c.clock.Nanotime()-e.at, 0)), true
+	now := c.nanotime()
+	e.mu.Lock()
+	v, at := e.value, e.at
+	e.mu.Unlock()
+	if e.used.Load() != now {
+		e.used.Store(now)
+	}
+	return v, time.Duration(max(now-at, 0)), true
 }
 
 // Len returns the number of keys cached.
-func (c *Cache[K, T]) Len() int { return c.entries.Len() }
+func (c *Cache[K, T]) Len() int { return int(c.count.Load()) }

@@ -121,6 +121,9 @@ func (s *Store) migrate(ctx context.Context, products int) error {
 	return tx.Commit()
 }
 
+// DB returns the database handle, for read-only helpers such as search.
+func (s *Store) DB() *sql.DB { return s.db }
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 

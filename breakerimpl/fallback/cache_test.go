@@ -1,0 +1,132 @@
+package fallback_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+)
+
+func TestCacheServesTheLatestValueWithItsAge(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	c := fallback.NewCache[int, string](fallback.CacheSettings{Name: "lkg", MaxStaleness: time.Minute, Clock: clk})
+	ctx := context.Background()
+	if _, err := c.Recover(ctx, 1, errDown); !errors.Is(err, fallback.ErrNotCached) {
+		t.Fatalf("empty cache: %v, want ErrNotCached", err)
+	}
+	c.Remember(1, "a")
+	clk.Advance(10 * time.Second)
+	c.Remember(1, "b")
+	clk.Advance(20 * time.Second)
+	res, err := c.Recover(ctx, 1, errDown)
+	if err != nil || res.Value != "b" || res.Age != 20*time.Second || res.Source != "lkg" {
+		t.Fatalf("Recover = %+v, %v; want b, 20s old, from lkg", res, err)
+	}
+	clk.Advance(40*time.Second + 1)
+	if _, err := c.Recover(ctx, 1, errDown); !errors.Is(err, fallback.ErrTooStale) {
+		t.Fatalf("past MaxStaleness: %v, want ErrTooStale", err)
+	}
+	if v, age, ok := c.Get(1); !ok || v != "b" || age != time.Minute+1 {
+		t.Fatalf("Get = %v %v %v: Get serves any age", v, age, ok)
+	}
+	if c.Len() != 1 {
+		t.Fatalf("Len %d, want 1", c.Len())
+	}
+}
+
+func TestCacheNeverHoldsMoreThanMaxEntries(t *testing.T) {
+	for _, max := range []int{1, 7, 8, 100, 1000} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			clk := clock.NewFake(time.Time{})
+			c := fallback.NewCache[int, int](fallback.CacheSettings{MaxEntries: max, Clock: clk})
+			for i := range 10 * max {
+				clk.Advance(time.Millisecond)
+				c.Remember(i, i)
+				if c.Len() > max {
+					t.Fatalf("after %d keys: %d entries, at most %d allowed", i+1, c.Len(), max)
+				}
+			}
+			if c.Len() < max*3/4 {
+				t.Fatalf("%d entries of %d: the cache evicts far too early", c.Len(), max)
+			}
+			kept := 0
+			for i := range 10 * max {
+				if _, _, ok := c.Get(i); ok {
+					kept++
+				}
+			}
+			if kept != c.Len() {
+				t.Fatalf("%d keys found, Len says %d", kept, c.Len())
+			}
+		})
+	}
+}
+
+// TestCacheEvictsTheLeastRecentlyUsed fills a cache, keeps using half of
+// the keys, then adds new ones: the keys in use must survive far better
+// than the idle ones (eviction is approximate, so not perfectly).
+func TestCacheEvictsTheLeastRecentlyUsed(t *testing.T) {
+	const max = 1000
+	clk := clock.NewFake(time.Time{})
+	c := fallback.NewCache[int, int](fallback.CacheSettings{MaxEntries: max, Clock: clk})
+	for i := range max {
+		c.Remember(i, i)
+	}
+	for i := range max / 4 { // add a quarter as many new keys, using the even ones all along
+		clk.Advance(time.Millisecond)
+		for k := 0; k < max; k += 2 {
+			if i%10 == 0 {
+				c.Remember(k, k)
+			}
+		}
+		c.Remember(max+i, i)
+	}
+	var hot, idle int
+	for k := range max {
+		if _, _, ok := c.Get(k); ok {
+			if k%2 == 0 {
+				hot++
+			} else {
+				idle++
+			}
+		}
+	}
+	t.Logf("kept %d of %d keys in use, %d of %d idle", hot, max/2, idle, max/2)
+	if hot < max/2*95/100 || idle > max/2*75/100 {
+		t.Fatalf("kept %d of %d keys in use and %d of %d idle ones", hot, max/2, idle, max/2)
+	}
+}
+
+func TestCacheRememberDoesNotAllocate(t *testing.T) {
+	c := fallback.NewCache[string, [4]int](fallback.CacheSettings{})
+	c.Remember("k", [4]int{1})
+	if n := testing.AllocsPerRun(100, func() { c.Remember("k", [4]int{2}) }); n != 0 {
+		t.Fatalf("Remember of a cached key: %v allocations", n)
+	}
+}
+
+func TestCacheConcurrentUse(t *testing.T) {
+	c := fallback.NewCache[int, [2]int](fallback.CacheSettings{MaxEntries: 64})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 5000 {
+				k := (w*7 + i) % 100
+				c.Remember(k, [2]int{k, i})
+				if v, _, ok := c.Get(k); ok && v[0] != k {
+					t.Errorf("key %d served %v: a torn or misplaced value", k, v)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if c.Len() > 64 {
+		t.Fatalf("%d entries, at most 64", c.Len())
+	}
+}

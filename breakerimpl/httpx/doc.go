@@ -1,0 +1,19 @@
+// Package httpx adapts breakerimpl's policies to net/http, so that they
+// compose the way the standard library does: server middleware is a
+// func(http.Handler) http.Handler, client policies are http.RoundTrippers.
+//
+// Server side, Breaker guards a route: while the route's breaker is open
+// (or half-open with every probe slot taken, or throttling), requests are
+// answered at once with 503 Service Unavailable and a Retry-After header,
+// and the handler does not run. Responses with a 5xx status and panics
+// count as failures.
+//
+//	mux.Handle("GET /products/{id}", httpx.Breaker(productsBreaker, httpx.ServerOptions{})(productsHandler))
+//
+// Client side, BreakerTransport guards calls to a dependency: transport
+// errors, timeouts and 5xx responses count as failures; while the breaker
+// refuses calls, RoundTrip fails at once with the breaker's error, or
+// serves the Fallback response if one is set.
+//
+//	client := &http.Client{Transport: &httpx.BreakerTransport{Breaker: cb}}
+package httpx

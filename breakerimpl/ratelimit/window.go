@@ -1,0 +1,144 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+)
+
+// WindowSettings configures a SlidingWindow.
+//
+// Name names the limiter in events and snapshots. It may be empty.
+//
+// Limit is how many calls any Window may admit. Zero or less refuses every
+// call.
+//
+// Window is the length of the sliding window. Zero or less means a second.
+//
+// OnEvent is called on every refusal, on the caller's goroutine. Nil means
+// no one is told.
+//
+// Clock is the time source. Nil means clock.Default(); tests pass a
+// *clock.Fake.
+type WindowSettings struct {
+	Name    string
+	Limit   int
+	Window  time.Duration
+	OnEvent func(Event)
+	Clock   clock.Clock
+}
+
+// SlidingWindow admits at most Limit calls per Window, counted with the
+// sliding-window counter: with the calls of the current fixed window (cur)
+// and of the one before (prev), and the part p of the current fixed window
+// that has passed, the calls in the sliding window ending now are
+// estimated as
+//
+//	prev × (1 − p) + cur
+//
+// and a call is admitted while that is below Limit. The estimate assumes
+// the previous window's calls were spread evenly; it needs no log of
+// timestamps. Make one with NewSlidingWindow; it is safe for concurrent
+// use.
+type SlidingWindow struct {
+	name     string
+	limit    float64
+	window   int64
+	onEvent  func(Event)
+	clock    clock.Clock
+	rejected atomic.Uint64
+
+	mu        sync.Mutex
+	start     int64 // of the current fixed window, on the clock's Nanotime
+	cur, prev float64
+}
+
+// NewSlidingWindow returns an empty SlidingWindow with the given settings.
+func NewSlidingWindow(s WindowSettings) *SlidingWindow {
+	if s.Window <= 0 {
+		s.Window = time.Second
+	}
+	if s.Clock == nil {
+		s.Clock = clock.Default()
+	}
+	w := &SlidingWindow{name: s.Name, limit: float64(max(s.Limit, 0)), window: int64(s.Window), onEvent: s.OnEvent, clock: s.Clock}
+	w.start = s.Clock.Nanotime() / w.window * w.window
+	return w
+}
+
+// roll moves the fixed windows up to now and returns the part of the
+// current one that has passed. The caller holds w.mu.
+func (w *SlidingWindow) roll(now int64) float64 {
+	if now >= w.start+w.window {
+		n := (now - w.start) / w.window
+		if n == 1 {
+			w.prev = w.cur
+		} else {
+			w.prev = 0
+		}
+		w.cur = 0
+		w.start += n * w.window
+	}
+	return float64(now-w.start) / float64(w.window)
+}
+
+// Allow admits a call if the window has room, or refuses with ErrLimited.
+// The permit's Done does nothing.
+func (w *SlidingWindow) Allow(context.Context) (breakerimpl.Permit, error) {
+	now := w.clock.Nanotime()
+	w.mu.Lock()
+	p := w.roll(now)
+	if w.prev*(1-p)+w.cur < w.limit {
+		w.cur++
+		w.mu.Unlock()
+		return breakerimpl.Permit{}, nil
+	}
+	w.mu.Unlock()
+	w.rejected.Add(1)
+	if w.onEvent != nil {
+		w.onEvent(Event{Name: w.name, Kind: Rejected})
+	}
+	return breakerimpl.Permit{}, ErrLimited
+}
+
+// Done does nothing; it is there for breakerimpl.Guard.
+func (w *SlidingWindow) Done(breakerimpl.Permit, error) {}
+
+// RetryAfter returns how long until the window admits a call again, in
+// whole seconds, at least one.
+func (w *SlidingWindow) RetryAfter() time.Duration {
+	now := w.clock.Nanotime()
+	w.mu.Lock()
+	p := w.roll(now)
+	prev, cur := w.prev, w.cur
+	w.mu.Unlock()
+	if prev*(1-p)+cur < w.limit {
+		return retryAfterSeconds(0)
+	}
+	// Within this fixed window the estimate falls as p grows: it is below
+	// Limit once prev × (1 − q) + cur < Limit.
+	if cur < w.limit && prev > 0 {
+		q := 1 - (w.limit-cur)/prev
+		return retryAfterSeconds(time.Duration((q - p) * float64(w.window)))
+	}
+	// Not before the next fixed window, when cur becomes prev.
+	d := time.Duration((1 - p) * float64(w.window))
+	if cur > 0 {
+		d += time.Duration(max(0, 1-(w.limit)/cur) * float64(w.window))
+	}
+	return retryAfterSeconds(d)
+}
+
+// Snapshot returns the window's state now.
+func (w *SlidingWindow) Snapshot() Snapshot {
+	now := w.clock.Nanotime()
+	w.mu.Lock()
+	p := w.roll(now)
+	used := w.prev*(1-p) + w.cur
+	w.mu.Unlock()
+	return Snapshot{Name: w.name, Kind: "sliding-window", Limit: w.limit, Available: max(w.limit-used, 0), Rejected: w.rejected.Load()}
+}

@@ -1,0 +1,404 @@
+// Package shed drops requests while the service is overloaded, before they
+// cost anything, in the style of go-zero's core/load adaptive shedder.
+//
+// A request is dropped when both hold:
+//
+//   - the CPU is hot: its usage (cgroup-aware, smoothed with an
+//     exponentially weighted moving average, sampled in the background) is
+//     at or above Settings.CPUThreshold, or was at a drop less than
+//     Settings.CoolOff ago (so that shedding does not stop and start with
+//     every sample while the CPU is on the edge);
+//
+//   - more requests are in flight than the service can have finished in
+//     the time the fastest of them take, Little's law on the best the
+//     rolling window saw:
+//
+//     limit    = maxPass / bucket × minRT × factor
+//     maxPass  = the most requests that succeeded in one bucket of the window
+//     minRT    = the lowest mean latency of a bucket (at least 1 ms)
+//     factor   = clamp((1 − cpu) / (1 − CPUThreshold), 0.1, 1)
+//
+//     and both the in-flight count and its moving average (β = 0.9, updated
+//     as requests finish) are above limit. The factor lowers the limit as
+//     the CPU nears saturation, to a tenth of it at full use.
+//
+// The window is Settings.Window (5 s) in Settings.Buckets (50) buckets, as
+// in go-zero; the bucket being filled is left out. Where go-zero measures
+// every request with time.Now, takes a lock per request and formats a log
+// line per drop, Allow and Done here read only the coarse clock and an
+// atomic CPU figure: a few atomic operations, no allocation.
+//
+// A Shedder is a breakerimpl.Guard: call Permit.Done with the request's
+// error (nil for a success; only successes count toward maxPass and minRT).
+// It goes outermost in a breakerimpl.Pipeline, and in httpx.Shed for an
+// HTTP server.
+package shed
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+)
+
+// ErrOverloaded is returned by Allow for a dropped request. It matches
+// breakerimpl.ErrRejected with errors.Is.
+var ErrOverloaded error = overloaded{}
+
+type overloaded struct{}
+
+func (overloaded) Error() string { return "shed: service overloaded" }
+func (overloaded) Unwrap() error { return breakerimpl.ErrRejected }
+
+// Defaults of the Settings fields left zero (go-zero's).
+const (
+	DefaultCPUThreshold = 0.9
+	DefaultWindow       = 5 * time.Second
+	DefaultBuckets      = 50
+	DefaultCoolOff      = time.Second
+)
+
+// minRTFloor is the least minRT the limit is computed with: below a
+// millisecond the coarse clock cannot measure a latency (go-zero rounds
+// each latency up to a millisecond for the same reason).
+const minRTFloor = int64(time.Millisecond)
+
+// flyingBeta weighs the moving average of in-flight requests.
+const flyingBeta = 0.9
+
+// Settings configures a Shedder. The zero value is go-zero's shedder on
+// this process's CPU.
+//
+// Name names the shedder in events and snapshots. It may be empty.
+//
+// CPUThreshold is the CPU usage, a fraction of what the process may use (1
+// is every core its cgroup allows), at or above which requests may be
+// dropped. Zero or less means DefaultCPUThreshold; values are cut to at
+// most 0.99.
+//
+// Window and Buckets are the rolling window of throughput and latency, and
+// how many parts it moves by. Zero or less means DefaultWindow and
+// DefaultBuckets.
+//
+// CoolOff is how long after a drop made on a hot CPU the CPU still counts
+// as hot. Zero means DefaultCoolOff; below zero, none: nothing is ever
+// dropped below CPUThreshold.
+//
+// CPU reports the CPU usage. Nil means a Sampler of this process's CPU
+// (NewSampler with SamplerSettings{}), which the Shedder stops on Close.
+//
+// OnEvent is told when dropping starts and when it stops (at the first
+// request admitted after a drop), on the goroutine of that request. Nil
+// means no one is told.
+//
+// Clock measures latencies and times the window. Nil means clock.Default();
+// tests pass a *clock.Fake.
+type Settings struct {
+	Name         string
+	CPUThreshold float64
+	Window       time.Duration
+	Buckets      int
+	CoolOff      time.Duration
+	CPU          CPUMeter
+	OnEvent      func(Event)
+	Clock        clock.Clock
+}
+
+// CPUMeter reports the CPU usage a Shedder compares with its threshold: a
+// fraction in [0, 1] of the CPU the process may use. Usage is called on
+// every request, so it must be cheap, as a Sampler's (an atomic load) is.
+type CPUMeter interface {
+	Usage() float64
+}
+
+// EventKind says what happened.
+type EventKind string
+
+// The events a Shedder publishes.
+const (
+	// Started: a request was dropped after others were admitted.
+	Started EventKind = "started"
+	// Stopped: a request was admitted after others were dropped.
+	Stopped EventKind = "stopped"
+)
+
+// Event is published to Settings.OnEvent.
+type Event struct {
+	Name     string
+	Kind     EventKind
+	Snapshot Snapshot
+}
+
+// Snapshot is the state of a Shedder, for metrics.
+type Snapshot struct {
+	Name        string
+	CPU         float64 // usage now, as the CPUMeter reports it
+	Threshold   float64
+	InFlight    int64
+	AvgInFlight float64
+	// Limit is the in-flight limit at this CPU usage (see the package doc).
+	Limit float64
+	// MaxPassRate is the best throughput of the window, requests a second.
+	MaxPassRate float64
+	// MinRT is the lowest mean latency of a bucket of the window (at least
+	// a millisecond); zero when the window has no success yet.
+	MinRT    time.Duration
+	Dropping bool   // the last request was dropped
+	Dropped  uint64 // requests dropped, since creation
+}
+
+// Shedder drops requests while the service is overloaded. Make one with
+// New, and Close it when done if its settings left CPU nil. It is safe for
+// concurrent use.
+type Shedder struct {
+	flying atomic.Int64
+	_      [56]byte // the counters every request writes, each on its line
+	avg    atomic.Uint64
+	_      [56]byte
+
+	name      string
+	threshold float64
+	coolOff   int64
+	width     int64 // of a bucket, nanoseconds
+	n         int64
+	cpu       CPUMeter
+	sampler   *Sampler // cpu, when it is a Sampler: read without an interface call
+	owned     bool     // the Shedder made the sampler and stops it
+	onEvent   func(Event)
+	clock     clock.Clock
+	coarse    *clock.Coarse
+
+	buckets []shedBucket
+	mu      sync.Mutex // serialises the reuse of buckets
+
+	hotAt      atomic.Int64 // when a request was last dropped at or above the threshold
+	dropping   atomic.Bool
+	dropped    atomic.Uint64
+	limitEpoch atomic.Int64  // the bucket number limitBits was computed in
+	limitBits  atomic.Uint64 // maxPass / bucket × minRT, float64 bits
+}
+
+type shedBucket struct {
+	epoch  atomic.Int64 // the bucket number it counts for; -1 when never used
+	passes atomic.Int64
+	rtSum  atomic.Int64 // nanoseconds
+}
+
+const never = math.MinInt64 / 2
+
+// New returns a Shedder with the given settings (see Settings for the
+// defaults of zero fields).
+func New(s Settings) *Shedder {
+	if s.CPUThreshold <= 0 {
+		s.CPUThreshold = DefaultCPUThreshold
+	}
+	s.CPUThreshold = min(s.CPUThreshold, 0.99)
+	if s.Window <= 0 {
+		s.Window = DefaultWindow
+	}
+	if s.Buckets <= 0 {
+		s.Buckets = DefaultBuckets
+	}
+	switch {
+	case s.CoolOff == 0:
+		s.CoolOff = DefaultCoolOff
+	case s.CoolOff < 0:
+		s.CoolOff = 0
+	}
+	if s.Clock == nil {
+		s.Clock = clock.Default()
+	}
+	sh := &Shedder{
+		name:      s.Name,
+		threshold: s.CPUThreshold,
+		coolOff:   int64(s.CoolOff),
+		width:     max(int64(s.Window)/int64(s.Buckets), 1),
+		n:         int64(s.Buckets),
+		cpu:       s.CPU,
+		onEvent:   s.OnEvent,
+		clock:     s.Clock,
+		buckets:   make([]shedBucket, s.Buckets),
+	}
+	sh.coarse, _ = s.Clock.(*clock.Coarse)
+	if sh.cpu == nil {
+		sh.sampler = NewSampler(SamplerSettings{})
+		sh.cpu, sh.owned = sh.sampler, true
+	} else {
+		sh.sampler, _ = sh.cpu.(*Sampler)
+	}
+	for i := range sh.buckets {
+		sh.buckets[i].epoch.Store(-1)
+	}
+	sh.hotAt.Store(never)
+	sh.limitEpoch.Store(-1)
+	return sh
+}
+
+// Close stops the CPU sampler the Shedder started (when Settings.CPU was
+// nil). The Shedder goes on working, with the last CPU figure.
+func (s *Shedder) Close() {
+	if s.owned {
+		s.sampler.Stop()
+	}
+}
+
+func (s *Shedder) nanotime() int64 {
+	if c := s.coarse; c != nil {
+		return c.Nanotime()
+	}
+	return s.clock.Nanotime()
+}
+
+func (s *Shedder) usage() float64 {
+	if sm := s.sampler; sm != nil {
+		return sm.Usage()
+	}
+	return s.cpu.Usage()
+}
+
+// Allow admits a request or drops it with ErrOverloaded. When it admits,
+// call Done on the returned permit exactly once, when the request has
+// finished, with its error.
+func (s *Shedder) Allow(context.Context) (breakerimpl.Permit, error) {
+	now := s.nanotime()
+	if cpu := s.usage(); cpu >= s.threshold || now-s.hotAt.Load() < s.coolOff {
+		if s.overloaded(now, cpu) {
+			return breakerimpl.Permit{}, s.drop(now, cpu)
+		}
+	}
+	s.flying.Add(1)
+	if s.dropping.Load() && s.dropping.CompareAndSwap(true, false) {
+		s.publish(Stopped)
+	}
+	return breakerimpl.NewPermit(s, 0, now), nil
+}
+
+func (s *Shedder) drop(now int64, cpu float64) error {
+	if cpu >= s.threshold {
+		s.hotAt.Store(now)
+	}
+	s.dropped.Add(1)
+	if !s.dropping.Load() && s.dropping.CompareAndSwap(false, true) {
+		s.publish(Started)
+	}
+	return ErrOverloaded
+}
+
+// Done records the end of a request admitted by Allow; use Permit.Done
+// rather than calling it directly. A nil err is a success: its latency and
+// its count go into the window.
+func (s *Shedder) Done(p breakerimpl.Permit, err error) {
+	flying := s.flying.Add(-1)
+	for {
+		old := s.avg.Load()
+		avg := math.Float64frombits(old)*flyingBeta + float64(flying)*(1-flyingBeta)
+		if s.avg.CompareAndSwap(old, math.Float64bits(avg)) {
+			break
+		}
+	}
+	if err != nil {
+		return
+	}
+	now := s.nanotime()
+	b := s.bucket(now / s.width)
+	b.passes.Add(1)
+	b.rtSum.Add(max(now-p.Start(), 0))
+}
+
+// bucket returns the bucket counting for bucket number k, made ready for it.
+func (s *Shedder) bucket(k int64) *shedBucket {
+	b := &s.buckets[k%s.n]
+	if b.epoch.Load() != k {
+		s.mu.Lock()
+		if b.epoch.Load() < k {
+			b.passes.Store(0)
+			b.rtSum.Store(0)
+			b.epoch.Store(k)
+		}
+		s.mu.Unlock()
+	}
+	return b
+}
+
+// overloaded reports whether the requests in flight, and their moving
+// average, are above the limit at CPU usage cpu.
+func (s *Shedder) overloaded(now int64, cpu float64) bool {
+	limit := s.maxFlight(now) * s.factor(cpu)
+	return math.Float64frombits(s.avg.Load()) > limit && float64(s.flying.Load()) > limit
+}
+
+// factor lowers the limit as the CPU nears saturation.
+func (s *Shedder) factor(cpu float64) float64 {
+	return min(max((1-cpu)/(1-s.threshold), 0.1), 1)
+}
+
+// maxFlight returns maxPass / bucket × minRT over the finished buckets of
+// the window, at least 1. It changes only when a bucket ends, so it is
+// computed once per bucket.
+func (s *Shedder) maxFlight(now int64) float64 {
+	k := now / s.width
+	if s.limitEpoch.Load() == k {
+		return math.Float64frombits(s.limitBits.Load())
+	}
+	maxPass, minRT, _ := s.window(k)
+	f := max(float64(maxPass)*float64(minRT)/float64(s.width), 1)
+	s.limitBits.Store(math.Float64bits(f))
+	s.limitEpoch.Store(k)
+	return f
+}
+
+// window returns the most successes in one finished bucket of the window
+// ending in bucket k (at least 1), and the lowest mean latency of such a
+// bucket (a second when none has a success, as in go-zero: a limit too
+// high to drop anything), and whether any bucket had a success.
+func (s *Shedder) window(k int64) (maxPass, minRT int64, seen bool) {
+	maxPass, minRT = 1, int64(time.Second)
+	for i := range s.buckets {
+		b := &s.buckets[i]
+		e := b.epoch.Load()
+		if e >= k || e <= k-s.n {
+			continue
+		}
+		passes := b.passes.Load()
+		if passes <= 0 {
+			continue
+		}
+		maxPass = max(maxPass, passes)
+		minRT = min(minRT, max(b.rtSum.Load()/passes, minRTFloor))
+		seen = true
+	}
+	return maxPass, minRT, seen
+}
+
+func (s *Shedder) publish(kind EventKind) {
+	if s.onEvent != nil {
+		s.onEvent(Event{Name: s.name, Kind: kind, Snapshot: s.Snapshot()})
+	}
+}
+
+// Snapshot returns the shedder's state now.
+func (s *Shedder) Snapshot() Snapshot {
+	now := s.nanotime()
+	cpu := s.usage()
+	k := now / s.width
+	maxPass, minRT, seen := s.window(k)
+	snap := Snapshot{
+		Name:        s.name,
+		CPU:         cpu,
+		Threshold:   s.threshold,
+		InFlight:    s.flying.Load(),
+		AvgInFlight: math.Float64frombits(s.avg.Load()),
+		Limit:       s.maxFlight(now) * s.factor(cpu),
+		MaxPassRate: float64(maxPass) * float64(time.Second) / float64(s.width),
+		Dropping:    s.dropping.Load(),
+		Dropped:     s.dropped.Load(),
+	}
+	if seen {
+		snap.MinRT = time.Duration(minRT)
+	}
+	return snap
+}

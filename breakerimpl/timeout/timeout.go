@@ -1,0 +1,389 @@
+// Package timeout bounds how long a call may take. The call runs with a
+// context whose deadline is the call's start plus Settings.Timeout; when the
+// deadline passes, the context is done, the work is expected to stop (every
+// net/http, database/sql and gRPC call does), and the call's error becomes
+// ErrTimeout. The work is cancelled, not abandoned: Execute waits for fn to
+// return, so no goroutine is left running behind the caller's back, as
+// hystrix-go leaves it.
+//
+// ErrTimeout matches context.DeadlineExceeded with errors.Is, so a circuit
+// breaker counts it as a failure and a breakerimpl.Pipeline reports it with
+// Reason "timeout".
+//
+// # Cost
+//
+// context.WithTimeout costs a clock read, a runtime timer and, with the
+// Done channel the work waits on, five allocations per call (a microsecond
+// or more in BenchmarkTimeout on a two-core machine). A Timeout instead
+// gives the calls that start within Settings.Slack of each other one
+// shared deadline and one timer, read from the coarse clock, so that a
+// call costs no timer and one small allocation, its context (none when the
+// parent is context.Background(): such calls share one). The deadline of
+// each call is thus between Timeout and Timeout+Slack after its start.
+//
+// A call's context is done when its deadline passes or its parent is done,
+// whichever comes first. When the parent can be cancelled, a call whose
+// work waits on Done is registered with the parent and the shared deadline
+// the first time it asks (a channel and a context.AfterFunc), and is
+// cancelled when the call ends; work that never waits on the context pays
+// nothing for that. Work must not use the context after the call returns:
+// it ends then or at the deadline.
+package timeout
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+)
+
+// ErrTimeout is the error of a call that ran past its deadline. It matches
+// context.DeadlineExceeded with errors.Is. Execute and End return it
+// wrapped with the work's own error; test with errors.Is.
+var ErrTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "timeout: call ran past its deadline" }
+func (timeoutError) Unwrap() error   { return context.DeadlineExceeded }
+func (timeoutError) Timeout() bool   { return true } // as net.Error
+func (timeoutError) Temporary() bool { return true }
+
+// DefaultTimeout is the Timeout of Settings that leave it zero (hystrix's
+// default).
+const DefaultTimeout = time.Second
+
+// Settings configures a Timeout. The zero value bounds calls to
+// DefaultTimeout.
+//
+// Name names the timeout in events and snapshots. It may be empty.
+//
+// Timeout is the time a call may take. Zero or less means DefaultTimeout.
+//
+// Slack is how late a deadline may come so that calls starting close
+// together share one timer: a call's deadline is between Timeout and
+// Timeout+Slack after its start. Zero means 1 % of Timeout, at least one
+// millisecond (the resolution of the default clock); below zero means
+// calls share a timer only when they start at the same clock reading.
+//
+// OnEvent is called when a call times out, on the caller's goroutine. Nil
+// means no one is told.
+//
+// Clock is the time source. Nil means clock.Default(); tests pass a
+// *clock.Fake.
+type Settings struct {
+	Name    string
+	Timeout time.Duration
+	Slack   time.Duration
+	OnEvent func(Event)
+	Clock   clock.Clock
+}
+
+// Event is published to Settings.OnEvent when a call times out.
+type Event struct {
+	Name     string
+	Err      error // the error the work returned after its deadline
+	Snapshot Snapshot
+}
+
+// Snapshot is the state of a Timeout, for metrics.
+type Snapshot struct {
+	Name     string
+	Timeout  time.Duration
+	TimedOut uint64 // calls that ran past their deadline, since creation
+}
+
+// Timeout bounds calls. Make one with New; it is safe for concurrent use.
+type Timeout struct {
+	name    string
+	d       int64 // nanoseconds
+	slack   int64
+	onEvent func(Event)
+	clock   clock.Clock
+	coarse  *clock.Coarse
+
+	cur      atomic.Pointer[deadline] // the deadline new calls share
+	mu       sync.Mutex               // serialises making deadlines
+	timedOut atomic.Uint64
+}
+
+// New returns a Timeout with the given settings (see Settings for the
+// defaults of zero fields).
+func New(s Settings) *Timeout {
+	if s.Timeout <= 0 {
+		s.Timeout = DefaultTimeout
+	}
+	switch {
+	case s.Slack == 0:
+		s.Slack = max(s.Timeout/100, time.Millisecond)
+	case s.Slack < 0:
+		s.Slack = 0
+	}
+	if s.Clock == nil {
+		s.Clock = clock.Default()
+	}
+	coarse, _ := s.Clock.(*clock.Coarse)
+	return &Timeout{
+		name: s.Name, d: int64(s.Timeout), slack: int64(s.Slack),
+		onEvent: s.OnEvent, clock: s.Clock, coarse: coarse,
+	}
+}
+
+// Timeout returns Settings.Timeout.
+func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d) }
+
+func (t *Timeout) nanotime() int64 {
+	if c := t.coarse; c != nil {
+		return c.Nanotime()
+	}
+	return t.clock.Nanotime()
+}
+
+// Begin starts a call: it returns the context the call runs with, which
+// carries the call's deadline. End the call with End.
+func (t *Timeout) Begin(ctx context.Context) context.Context {
+	now := t.nanotime()
+	at := now + t.d
+	d := t.cur.Load()
+	if d == nil || at > d.at || d.at-at > t.slack {
+		d = t.deadlineFor(now, at)
+	}
+	if ctx == background {
+		return d.background // nothing to tell apart calls of one deadline
+	}
+	return &callContext{Context: ctx, d: d}
+}
+
+var background = context.Background()
+
+// deadlineFor returns a shared deadline between at and at+slack, making a
+// new one if the current one is not.
+func (t *Timeout) deadlineFor(now, at int64) *deadline {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d := t.cur.Load(); d != nil && at <= d.at && d.at-at <= t.slack {
+		return d
+	}
+	d := &deadline{at: at + t.slack, done: make(chan struct{})}
+	d.background = &callContext{Context: background, d: d}
+	d.when = t.clock.Now().Add(time.Duration(d.at - now))
+	t.clock.AfterFunc(time.Duration(d.at-now), d.expire)
+	t.cur.Store(d)
+	return d
+}
+
+// End ends a call begun with Begin: ctx is the context Begin returned, err
+// what the call returned. If the call failed after its deadline passed, End
+// returns ErrTimeout wrapped with err; otherwise err as it is. (A call that
+// succeeded is a success even if it finished late; a call whose parent
+// context ended first keeps its error.)
+func (t *Timeout) End(ctx context.Context, err error) error {
+	c, ok := ctx.(*callContext)
+	if !ok {
+		return err
+	}
+	if c != c.d.background {
+		c.finish()
+	}
+	if err == nil || !c.d.expired() || c.Context.Err() != nil {
+		return err
+	}
+	t.timedOut.Add(1)
+	err = fmt.Errorf("%w after %v: %w", ErrTimeout, time.Duration(t.d), err)
+	if t.onEvent != nil {
+		t.onEvent(Event{Name: t.name, Err: err, Snapshot: t.Snapshot()})
+	}
+	return err
+}
+
+// Snapshot returns the timeout's counts now.
+func (t *Timeout) Snapshot() Snapshot {
+	return Snapshot{Name: t.name, Timeout: time.Duration(t.d), TimedOut: t.timedOut.Load()}
+}
+
+// Execute runs fn with a context that ends at the call's deadline, waits
+// for it to return, and returns its result; a failure after the deadline is
+// ErrTimeout (wrapped with fn's error). fn must return when its context is
+// done.
+func Execute[T any](ctx context.Context, t *Timeout, fn func(context.Context) (T, error)) (T, error) {
+	cctx := t.Begin(ctx)
+	v, err := fn(cctx)
+	return v, t.End(cctx, err)
+}
+
+// deadline is a moment shared by the calls that started within Slack of
+// each other, and the one timer that marks it.
+type deadline struct {
+	at   int64     // on the clock's Nanotime
+	when time.Time // the same moment, on the wall clock, for Deadline
+	done chan struct{}
+
+	// background is the context of every call of this deadline whose
+	// parent is context.Background(): such calls differ in nothing.
+	background *callContext
+
+	mu      sync.Mutex
+	passed  bool
+	waiting *callContext // calls with a cancellable parent that asked for Done, linked
+}
+
+func (d *deadline) expired() bool {
+	select {
+	case <-d.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (d *deadline) expire() {
+	close(d.done)
+	d.mu.Lock()
+	d.passed = true
+	waiting := d.waiting
+	d.waiting = nil
+	d.mu.Unlock()
+	for c := waiting; c != nil; {
+		next := c.next
+		c.prev, c.next = nil, nil
+		c.cancel(context.DeadlineExceeded)
+		c = next
+	}
+}
+
+// watch arranges for c to be cancelled when d passes; it reports false if d
+// has passed already.
+func (d *deadline) watch(c *callContext) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.passed {
+		return false
+	}
+	c.next = d.waiting
+	if c.next != nil {
+		c.next.prev = c
+	}
+	d.waiting = c
+	return true
+}
+
+// unwatch undoes watch for a call that ended before d passed.
+func (d *deadline) unwatch(c *callContext) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.passed {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else if d.waiting == c {
+		d.waiting = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	}
+	c.prev, c.next = nil, nil
+}
+
+// callContext is the context of one call: its parent's values, and done
+// at the shared deadline or when the parent is.
+type callContext struct {
+	context.Context // the parent
+	d               *deadline
+
+	// Set up the first time Done is asked while the parent can be
+	// cancelled: a channel of the call's own, closed by whichever of the
+	// parent and the deadline ends first.
+	mu         sync.Mutex
+	done       chan struct{}
+	err        error
+	stopParent func() bool
+	prev, next *callContext // in d.waiting, under d.mu
+}
+
+func (c *callContext) Deadline() (time.Time, bool) {
+	if pd, ok := c.Context.Deadline(); ok && pd.Before(c.d.when) {
+		return pd, true
+	}
+	return c.d.when, true
+}
+
+func (c *callContext) Done() <-chan struct{} {
+	if c.Context.Done() == nil {
+		return c.d.done // the parent never ends: the shared channel will do
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		switch {
+		case c.d.expired():
+			c.err = context.DeadlineExceeded
+			close(c.done)
+		case c.Context.Err() != nil:
+			c.err = c.Context.Err()
+			close(c.done)
+		case !c.d.watch(c):
+			c.err = context.DeadlineExceeded
+			close(c.done)
+		default:
+			parent := c.Context
+			c.stopParent = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+		}
+	}
+	return c.done
+}
+
+func (c *callContext) Err() error {
+	if c.Context.Done() == nil {
+		if c.d.expired() {
+			return context.DeadlineExceeded
+		}
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != nil {
+		return c.err
+	}
+	if c.d.expired() {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
+}
+
+// cancel closes the call's own channel, once, with err.
+func (c *callContext) cancel(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	close(c.done)
+	stop := c.stopParent
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// finish ends a call that returned: a context the work waited on, with a
+// parent that can be cancelled, is cancelled now and forgotten by its
+// parent and its deadline, so that it holds no memory until the deadline.
+func (c *callContext) finish() {
+	c.mu.Lock()
+	registered := c.done != nil && c.err == nil
+	c.mu.Unlock()
+	if registered {
+		c.d.unwatch(c)
+		c.cancel(context.Canceled)
+	}
+}
+
+func (c *callContext) String() string {
+	return fmt.Sprintf("%v.WithDeadline(%v)", c.Context, c.d.when)
+}
