@@ -11,15 +11,27 @@ FI_CACHE := $(CACHE)/faultbuild
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
+# A new input is minimised for at most this long, so that slow targets
+# (the scenario loader) spend FUZZTIME fuzzing.
+FUZZMINIMIZETIME ?= 5s
+GOFUZZTIME ?= 20s
+# Packages go-fuzz-build must leave uninstrumented: its rewriting breaks
+# their compiler directives.
+GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
+FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo test vet unit check-build clean fuzz ack-p99
+.PHONY: all build demo test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99
 
 all: build
 
 $(BIN)/failpoint-toolexec: go.mod go.sum
 	@mkdir -p $(BIN)
 	$(GO) build -o $@ github.com/pingcap/failpoint/failpoint-toolexec
+
+$(BIN)/go-fuzz $(BIN)/go-fuzz-build: $(BIN)/%: go.mod go.sum
+	@mkdir -p $(BIN)
+	$(GO) build -o $@ github.com/dvyukov/go-fuzz/$*
 
 # bin/chaoskit is a fault-injection build: failpoint markers rewritten at
 # compile time, source tree untouched. The version check proves the markers
@@ -68,9 +80,50 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 		done; \
 	done
+
+# go-fuzz: every package with a file built only with the gofuzz tag (the
+# go-fuzz twins of the native targets) is built with go-fuzz-build, and each
+# of its Fuzz functions runs for GOFUZZTIME from the package's
+# testdata/fuzz/corpus. Work directories (corpus, crashers) stay in
+# .cache/gofuzz; a build is reused until a Go file or go.sum changes.
+gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
+	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r -n1 dirname | sort -u); \
+	[ -n "$$dirs" ] || { echo "no go-fuzz targets (files with //go:build gofuzz)" >&2; exit 1; }; \
+	for dir in $$dirs; do \
+		pkg=$$($(GO) list $$dir); work=$(CACHE)/gofuzz/$$(echo $$pkg | tr / _); mkdir -p $$work; \
+		if [ ! -f $$work/fuzz.zip ] || [ -n "$$(find . -name '*.go' -newer $$work/fuzz.zip -print -quit)" ] || [ go.sum -nt $$work/fuzz.zip ]; then \
+			echo "== go-fuzz-build $$pkg"; \
+			$(BIN)/go-fuzz-build -preserve $(GOFUZZ_PRESERVE) -o $$work/fuzz.zip $$pkg; \
+		fi; \
+		for fn in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*(data \[\]byte) int' $$(grep -lx '//go:build gofuzz' $$dir/*.go) | sed 's/^func \([A-Za-z0-9_]*\).*/\1/'); do \
+			fw=$$work/$$fn; mkdir -p $$fw/corpus; \
+			if [ -d $$dir/testdata/fuzz/corpus ]; then cp $$dir/testdata/fuzz/corpus/* $$fw/corpus/; fi; \
+			echo "== go-fuzz $$pkg $$fn ($(GOFUZZTIME))"; \
+			status=0; timeout -s INT $(GOFUZZTIME) $(BIN)/go-fuzz -bin $$work/fuzz.zip -func $$fn -workdir $$fw >$$fw/log 2>&1 || status=$$?; \
+			grep 'execs:' $$fw/log | tail -1; \
+			if [ $$status -ne 0 ] && [ $$status -ne 124 ]; then cat $$fw/log >&2; exit 1; fi; \
+			if [ -n "$$(ls $$fw/crashers 2>/dev/null)" ]; then echo "go-fuzz found crashers in $$fw/crashers" >&2; exit 1; fi; \
+		done; \
+	done
+
+# The acceptance run of fault-schedule fuzzing against the demo: the
+# planted bug is found with seed 1 within 120 s, shrunk to at most 2 phases
+# and 1 fault, and its reproducer fails chaoskit run; the correct demo
+# passes the same search; explore prints the fault × invariant matrix.
+fuzz-demo: build
+	@rm -rf $(FUZZ_DEMO_DIR); set -e; dir=$(FUZZ_DEMO_DIR); \
+	status=0; $(BIN)/chaoskit fuzz --bundled shop --var bug=stale-after-recovery --seed 1 --budget 120s --report-dir $$dir/bug || status=$$?; \
+	[ $$status -eq 1 ] || { echo "fuzz did not find the planted bug (exit $$status)" >&2; exit 1; }; \
+	shape=$$($(BIN)/chaoskit validate $$dir/bug/reproducer.yaml | sed -n 's/.*(\([0-9]*\) phases, \([0-9]*\) faults.*/\1 \2/p'); \
+	set -- $$shape; [ "$$1" -le 2 ] && [ "$$2" -le 1 ] || { echo "reproducer has $$1 phases and $$2 faults" >&2; exit 1; }; \
+	status=0; $(BIN)/chaoskit run $$dir/bug/reproducer.yaml --report-dir $$dir/replay || status=$$?; \
+	[ $$status -eq 1 ] || { echo "the reproducer's run exited $$status, not 1" >&2; exit 1; }; \
+	$(BIN)/chaoskit fuzz --bundled shop --seed 1 --budget 120s --report-dir $$dir/correct; \
+	$(BIN)/chaoskit explore --bundled shop --report-dir $$dir/explore; \
+	echo "fuzz-demo: bug found and shrunk to $$1 phases and $$2 fault(s), reproducer fails; correct demo passes; explore done"
 
 # The time from the moment each fault switch was due until the control
 # endpoint acknowledged it, over ACK_RUNS runs of the bundled scenarios:

@@ -137,6 +137,11 @@ func (f Fault) Term(point string) (string, error) {
 	if point != "" {
 		body = point + pointSep + body
 	}
+	// pingcap/failpoint measures a quoted value as its text plus the two
+	// quotes, so a value that needs escaping would be misread.
+	if strconv.Quote(body) != `"`+body+`"` {
+		return "", fmt.Errorf("value %q holds a quote, a backslash or a control character, which a failpoint term cannot carry", f.Value)
+	}
 	b.WriteString("return(")
 	b.WriteString(strconv.Quote(body))
 	b.WriteString(")")
@@ -146,10 +151,19 @@ func (f Fault) Term(point string) (string, error) {
 // CheckTerm parses a raw failpoint term with pingcap/failpoint's own parser,
 // in a registry of its own, so a bad term is refused before a run rather
 // than by the control endpoint in the middle of one.
-func CheckTerm(term string) error {
+//
+// The parser panics on some malformed terms, such as return(0 without its
+// closing parenthesis; those are refused like any other.
+func CheckTerm(term string) (err error) {
+	bad := fmt.Errorf("failpoint term %q does not parse; the grammar is [p%%][n*]action[(value)][->term...], actions off return sleep panic pause print", term)
+	defer func() {
+		if recover() != nil {
+			err = bad
+		}
+	}()
 	var fps failpoint.Failpoints
 	if err := fps.Enable("chaoskit/check", term); err != nil {
-		return fmt.Errorf("failpoint term %q does not parse; the grammar is [p%%][n*]action[(value)][->term...], actions off return sleep panic pause print", term)
+		return bad
 	}
 	return nil
 }

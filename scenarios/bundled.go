@@ -1,3 +1,5 @@
+//go:build !gofuzz
+
 package scenarios
 
 import "embed"
@@ -5,5 +7,15 @@ import "embed"
 // bundled holds the scenarios shipped with chaoskit, so `chaoskit run
 // --bundled` works from any directory.
 //
+// go-fuzz-build copies embedded files by the literal text of the directive,
+// so a go-fuzz build (gofuzz.go) leaves both file systems empty.
+//
 //go:embed *.yaml
 var bundled embed.FS
+
+// bundledFuzz holds the fuzz scenarios shipped with chaoskit. They live in
+// a directory of their own so that running the bundled scenarios (or
+// scenarios/*.yaml) leaves them out.
+//
+//go:embed fuzz/*.yaml
+var bundledFuzz embed.FS

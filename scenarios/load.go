@@ -97,7 +97,7 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	}
 	var sc Scenario
 	dec := yaml.NewDecoder(bytes.NewReader(text), yaml.Strict(), yaml.DisallowUnknownField())
-	if err := dec.Decode(&sc); err != nil {
+	if err := decodeSafely(dec, &sc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, ErrorList{{File: name, Msg: "scenario file holds no document"}}
 		}
@@ -128,6 +128,18 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 		return nil, v.errs
 	}
 	return &sc, nil
+}
+
+// decodeSafely runs the YAML decoder, which panics on some malformed input
+// (a bare tag: `phases: ! `, found by go-fuzz), and reports such a panic
+// as an error.
+func decodeSafely(dec *yaml.Decoder, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the YAML cannot be read (the decoder failed: %v)", p)
+		}
+	}()
+	return dec.Decode(v)
 }
 
 // Collect expands files and directories into the scenario files they hold
@@ -309,6 +321,7 @@ func (v *validator) validate() {
 	}
 	v.validateTarget()
 	v.validateLoad("$.load", &sc.Load, true)
+	v.validateFuzz()
 	phases := map[string]*Phase{}
 	if len(sc.Phases) == 0 {
 		v.errorf("$", "add a phases list with at least one phase", "scenario has no phases")

@@ -12,7 +12,7 @@ import (
 )
 
 var demoCatalog = Options{Catalog: func(Target) (*inject.Catalog, error) {
-	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite"), nil
+	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsCall"), nil
 }}
 
 func TestLoadBundledWalkingSkeletonScenario(t *testing.T) {

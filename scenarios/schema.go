@@ -27,6 +27,9 @@ type Scenario struct {
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`
 	Writes   []Write   `yaml:"writes"`
+	// Fuzz makes this a fuzz scenario: the fault space chaoskit fuzz and
+	// chaoskit explore draw phases from (see FaultSpace).
+	Fuzz *FaultSpace `yaml:"fuzz"`
 
 	// File is where the scenario was loaded from (not part of the YAML).
 	File string `yaml:"-"`

@@ -1,0 +1,96 @@
+package fuzz
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+// fuzzSpace is the fuzz scenario the fuzz targets draw schedules from:
+// every action, value ranges and lists, few contracts (loading is what
+// costs), its points left as written (no catalog).
+const fuzzSpace = `name: space
+target:
+  url: http://127.0.0.1:8080
+  failpoints: http://127.0.0.1:7070
+load:
+  rate: 100/s
+  requests:
+    - path: /items/{1..9}
+fuzz:
+  warmup: 500ms
+  recovery: 1s
+  phases: 1..4
+  duration: 200ms..2s
+  max_faults: 3
+  faults:
+    - point: store/query
+      actions: [timeout, error, latency]
+      latency: 5ms..1s
+      errors: [db down, "costs $$5, 'quoted'"]
+      probability: 0.05..1
+    - point: cache/get
+      actions: [panic, status]
+      statuses: [429, 500, 503]
+      probability: 0.5
+    - point: upstream/call
+      actions: [latency, status]
+contracts:
+  - name: recovered
+    phase: recovery
+    last: 500ms
+    expect: [status == 200 for >= 99%]
+  - name: no errors
+    expect: [status < 500 for == 100%]
+`
+
+var fuzzBase = sync.OnceValue(func() *scenarios.Scenario {
+	sc, err := scenarios.Parse("space.yaml", []byte(fuzzSpace), scenarios.Options{})
+	if err != nil {
+		panic(err)
+	}
+	return sc
+})
+
+// checkSchedule is the body of the fuzz targets of this package (FuzzSchedule
+// for go test -fuzz, Fuzz for go-fuzz). The bytes choose a schedule through
+// the decoder chaoskit fuzz's generator shares, and every schedule must be
+// valid, render to a scenario that loads, and load back as itself; the
+// shrink candidate the last byte picks must load whenever it validates.
+// It panics on a broken property and returns 1 for every input (all decode
+// to a schedule, so all are interesting to go-fuzz).
+func checkSchedule(data []byte) int {
+	sc := fuzzBase()
+	s := Decode(sc.Fuzz, data)
+	if err := s.Validate(sc.Fuzz); err != nil {
+		panic(fmt.Sprintf("decoded an invalid schedule %s: %v", s, err))
+	}
+	got, text, err := Load(sc, s, "shop-fuzz", "fuzz.yaml", "", scenarios.Options{})
+	if err != nil {
+		panic(fmt.Sprintf("schedule %s does not load: %v\n%s", s, err, text))
+	}
+	if back := Extract(got); !reflect.DeepEqual(back.Phases, s.Phases) {
+		panic(fmt.Sprintf("schedule %s loaded back as %s", s, back))
+	}
+	if len(data) == 0 {
+		return 1
+	}
+	sh := &Shrinker{Keep: map[string]bool{scenarios.FuzzRecovery: true}, Space: sc.Fuzz, MinScale: 0.5}
+	var cands []candidate
+	for _, gen := range sh.generators() {
+		cands = append(cands, gen(s)...)
+	}
+	if len(cands) == 0 {
+		return 1
+	}
+	c := cands[int(data[len(data)-1])%len(cands)]
+	if c.s.Validate(sc.Fuzz) != nil {
+		return 1
+	}
+	if _, text, err := Load(sc, c.s, "shop-fuzz", "fuzz.yaml", "", scenarios.Options{}); err != nil {
+		panic(fmt.Sprintf("shrink candidate %q of %s validates but does not load: %v\n%s", c.step, s, err, text))
+	}
+	return 1
+}

@@ -1,0 +1,165 @@
+package fuzz
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Outcome is what one run of a schedule showed.
+type Outcome struct {
+	// Verdicts are the scenario's contracts (its invariants) judged on the
+	// run, in the scenario's order; Failed names those that failed.
+	Verdicts []contract.Verdict
+	Failed   []string
+	// Mix lists the classes (and fallback sources) that served at least
+	// MixShare of the requests sent while a fault was on:
+	// "fallback:cache", "primary", "rejected".
+	Mix []string
+	// Hits counts marker hits per fault, keyed by phase and fault key
+	// ("faults-1/store/productQuery=timeout"); a fault that never fired
+	// has 0.
+	Hits map[string]int64
+	// Dir is the run directory; File the scenario file that was run.
+	Dir  string
+	File string
+	// Elapsed is how long the run took.
+	Elapsed time.Duration
+}
+
+// MixShare is the least share of the faulted requests a class must serve
+// to count in an outcome's mix.
+const MixShare = 0.05
+
+// Violated reports whether an invariant failed.
+func (o *Outcome) Violated() bool { return len(o.Failed) > 0 }
+
+// Fails reports whether the named invariant failed.
+func (o *Outcome) Fails(name string) bool { return slices.Contains(o.Failed, name) }
+
+// Signature is the effect of a run as exploration compares them: the
+// invariants that failed and the classification mix.
+func (o *Outcome) Signature() string {
+	return "failed[" + strings.Join(o.Failed, "; ") + "] mix[" + strings.Join(o.Mix, " ") + "]"
+}
+
+// Unfired returns the faults of s whose marker never fired in the run.
+func (o *Outcome) Unfired(s Schedule) []string {
+	var out []string
+	for _, p := range s.Phases {
+		for _, f := range p.Faults {
+			if h, ok := o.Hits[p.Name+"/"+f.Key()]; ok && h == 0 {
+				out = append(out, f.Key())
+			}
+		}
+	}
+	return out
+}
+
+// Trier runs schedules; trials.Runner runs them for real.
+type Trier interface {
+	// Try runs schedule s under the label (which names its run directory).
+	Try(ctx context.Context, label string, s Schedule) (*Outcome, error)
+}
+
+// Judge evaluates the scenario's contracts on a timeline and measures the
+// run's classification mix and fault hits.
+//
+// A fault whose marker never fired had no effect on the run: a random
+// schedule often switches on a fault on a path no request took (a cache
+// fault while the database is healthy). Unlike chaoskit run, which calls a
+// contract with such a fault in its window inconclusive (the service may be
+// a plain build, which the runner refuses before any fault is switched
+// on), Judge judges the invariant on what the requests showed; coverage
+// counts the fault as scheduled but not fired.
+func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) *Outcome {
+	o := &Outcome{Hits: map[string]int64{}}
+	fired := withoutUnfired(tl)
+	for _, c := range sc.Contracts {
+		cc, err := contract.Compile(c.Spec())
+		var v contract.Verdict
+		if err != nil {
+			v = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()}
+		} else {
+			v = cc.Evaluate(fired)
+		}
+		o.Verdicts = append(o.Verdicts, v)
+		if v.Outcome == contract.Fail {
+			o.Failed = append(o.Failed, c.Name)
+		}
+	}
+	o.Mix = mix(sc, tl)
+	keys := map[string]string{} // phase/path -> phase/key
+	for _, p := range sc.Phases {
+		for _, f := range p.Faults {
+			k := p.Name + "/" + f.Point + "=" + f.Action
+			keys[p.Name+"/"+f.Path] = k
+			o.Hits[k] += 0
+		}
+	}
+	for _, e := range tl.Events {
+		if e.Kind == timeline.FaultHits && e.Hits != nil {
+			if k, ok := keys[e.Phase+"/"+e.Point]; ok {
+				o.Hits[k] += *e.Hits
+			}
+		}
+	}
+	return o
+}
+
+// withoutUnfired returns tl without the hit counts of faults that never
+// fired.
+func withoutUnfired(tl *timeline.Timeline) *timeline.Timeline {
+	out := *tl
+	out.Events = nil
+	for _, e := range tl.Events {
+		if e.Kind == timeline.FaultHits && e.Hits != nil && *e.Hits == 0 {
+			continue
+		}
+		out.Events = append(out.Events, e)
+	}
+	return &out
+}
+
+// mix returns the classes serving at least MixShare of the requests sent
+// while a fault was on.
+func mix(sc *scenarios.Scenario, tl *timeline.Timeline) []string {
+	spans := contract.FaultSpans(tl)
+	cls := sc.Classification()
+	counts := map[string]int{}
+	n := 0
+	for i := range tl.Requests {
+		r := &tl.Requests[i]
+		on := false
+		for _, s := range spans {
+			if !r.Time.Before(s.On) && (s.Off.IsZero() || r.Time.Before(s.Off)) {
+				on = true
+				break
+			}
+		}
+		if !on {
+			continue
+		}
+		n++
+		c, src := cls.Classify(r)
+		name := string(c)
+		if c == contract.Fallback && src != "" {
+			name += ":" + src
+		}
+		counts[name]++
+	}
+	var out []string
+	for name, k := range counts {
+		if float64(k) >= MixShare*float64(n) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

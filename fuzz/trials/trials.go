@@ -1,0 +1,68 @@
+// Package trials runs fault schedules for real: each rendered against its
+// fuzz scenario, written as a scenario file, loaded as `chaoskit run` loads
+// it and carried out by the runner (the target started afresh, real vegeta
+// load, real failpoints), then judged by package fuzz. It is apart from
+// package fuzz so that the schedule logic builds without the runner (and
+// with go-fuzz, which vegeta's own gofuzz file keeps from building it).
+package trials
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+// Runner is the fuzz.Trier chaoskit fuzz and explore use.
+type Runner struct {
+	Base *scenarios.Scenario
+	// Load are the options scenarios load with (the failpoint catalog).
+	Load scenarios.Options
+	// Run are the runner's options; Dir is set per run.
+	Run runner.Options
+	// Dir holds the scenario files and run directories of the trials.
+	Dir string
+}
+
+// Try implements fuzz.Trier. Errors are the runner's (an infrastructure
+// error or an interruption) or a schedule that does not load.
+func (t *Runner) Try(ctx context.Context, label string, s fuzz.Schedule) (*fuzz.Outcome, error) {
+	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+		return nil, &runner.InfraError{Msg: "cannot create the trial directory", Err: err}
+	}
+	file := filepath.Join(t.Dir, label+".yaml")
+	sc, text, err := fuzz.Load(t.Base, s, t.Base.Name+"-"+label, file, "", t.Load)
+	if err != nil {
+		return nil, fmt.Errorf("schedule %s does not make a valid scenario: %w", s, err)
+	}
+	if err := os.WriteFile(file, text, 0o644); err != nil {
+		return nil, &runner.InfraError{Msg: "cannot write the trial scenario", Err: err}
+	}
+	return Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
+}
+
+// Run runs a loaded scenario into dir and judges its contracts.
+func Run(ctx context.Context, sc *scenarios.Scenario, opts runner.Options, dir string) (*fuzz.Outcome, error) {
+	start := time.Now()
+	opts.Dir = dir
+	res, err := runner.Run(ctx, sc, opts)
+	if err != nil {
+		return nil, err
+	}
+	o := fuzz.Judge(sc, res.Timeline)
+	o.Dir, o.File, o.Elapsed = dir, sc.File, time.Since(start)
+	return o, nil
+}
+
+// IsInfra reports whether err stops a search: the harness or the target
+// failed, or the run was interrupted.
+func IsInfra(err error) bool {
+	var ie *runner.InfraError
+	return errors.As(err, &ie) || errors.Is(err, runner.ErrInterrupted)
+}

@@ -1,0 +1,23 @@
+package inject
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzTerm checks that faults translate into failpoint terms that
+// pingcap/failpoint parses and that hand the marker the fault back. The
+// body is shared with go-fuzz (gofuzz.go); the seeds in
+// testdata/fuzz/corpus serve both.
+func FuzzTerm(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "corpus", "*"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkTerm(data) })
+}
