@@ -43,6 +43,7 @@ func TestLanguageErrors(t *testing.T) {
 		{"bad raw term", "action: error", "action: term\n        value: bogus(", `failpoint term "bogus(" does not parse`},
 		{"body and body_file", "    - path: /products/{1..3}", "    - path: /products/{1..3}\n      body: x\n      body_file: b.json", `request has both body and body_file`},
 		{"missing body_file", "    - path: /products/{1..3}", "    - path: /products/{1..3}\n      body_file: nope.json", `cannot read body_file`},
+		{"body_file not a regular file", "    - path: /products/{1..3}", "    - path: /products/{1..3}\n      body_file: /dev/zero", `body_file /dev/zero is not a regular file (give a regular file)`},
 		{"bad random template", "/products/{1..3}", "/products/{random:}", `random: takes a range`},
 		{"port without command", "  demo:\n    args: []", "  url: http://127.0.0.1:{port}", `target uses a {port} placeholder but chaoskit does not start it`},
 		{"command without url", "  demo:\n    args: []", "  command: {argv: [./svc]}", `target.command needs a url`},
@@ -107,6 +108,20 @@ func TestVarsAndOverrides(t *testing.T) {
 	sc, err = Parse("s.yaml", []byte(strings.Replace(src, "name: s", "name: s\ndescription: costs $${x}", 1)), demoCatalog)
 	if err != nil || sc.Description != "costs ${x}" {
 		t.Errorf("escape: %q %v", sc.Description, err)
+	}
+	// ...in a declared value too; a --var value is taken as it is.
+	withPrice := strings.Replace(src, "name: s", "name: s\ndescription: ${price}", 1) + "  price: 5$$\n"
+	sc, err = Parse("s.yaml", []byte(withPrice), demoCatalog)
+	if err != nil || sc.Description != "5$" {
+		t.Errorf("escape in a declared value: %q %v", sc.Description, err)
+	}
+	sc, err = Parse("s.yaml", []byte(withPrice), Options{Catalog: demoCatalog.Catalog, Vars: map[string]string{"price": "7$$"}})
+	if err != nil || sc.Description != "7$$" {
+		t.Errorf("--var value: %q %v", sc.Description, err)
+	}
+	// A var does not refer to another.
+	if _, err := Parse("s.yaml", []byte(src+"  other: a${rate}\n"), demoCatalog); err == nil || !strings.Contains(err.Error(), "var other uses another variable") {
+		t.Errorf("nested var: %v", err)
 	}
 }
 

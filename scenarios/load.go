@@ -78,12 +78,18 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	// The vars are read from a copy in which every ${name} is blanked out
 	// with as many x's, so a reference in flow style parses and positions
 	// stay put.
-	blank := varRef.ReplaceAllFunc(data, func(m []byte) []byte { return bytes.Repeat([]byte("x"), len(m)) })
+	// ($$, the escape of a literal $, needs no blanking: it parses as it is.)
+	blank := varRef.ReplaceAllFunc(data, func(m []byte) []byte {
+		if string(m) == "$$" {
+			return m
+		}
+		return bytes.Repeat([]byte("x"), len(m))
+	})
 	raw, err := parser.ParseBytes(blank, 0)
 	if err != nil {
 		return nil, ErrorList{decodeError(name, err)}
 	}
-	declared, errs := declaredVars(name, raw)
+	declared, errs := declaredVars(name, raw, data)
 	values := map[string]string{}
 	for k, v := range declared {
 		values[k] = v
@@ -604,11 +610,15 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 		case err != nil:
 			v.errorf(at+".body_file", "the path is relative to the scenario file", "cannot read body_file: %v", err)
 			return
+		case !st.Mode().IsRegular():
+			// A device or a pipe (/dev/zero, a FIFO) would never end.
+			v.errorf(at+".body_file", "give a regular file", "body_file %s is not a regular file", name)
+			return
 		case st.Size() > MaxBodyFile:
 			v.errorf(at+".body_file", "", "body_file %s is larger than %d bytes", name, MaxBodyFile)
 			return
 		}
-		data, err := os.ReadFile(name)
+		data, err := readBounded(name, MaxBodyFile)
 		if err != nil {
 			v.errorf(at+".body_file", "", "cannot read body_file: %v", err)
 			return
@@ -854,4 +864,22 @@ func fieldHint(msg string) string {
 		return h
 	}
 	return "see docs/scenarios.md for the fields a scenario takes"
+}
+
+// readBounded reads at most limit bytes of the file at name, failing if it
+// holds more (it may have grown since it was looked at).
+func readBounded(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
+	}
+	return data, nil
 }

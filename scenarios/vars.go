@@ -87,7 +87,8 @@ func varHint(name string, values map[string]string) string {
 
 // declaredVars reads the top-level vars mapping of a parsed file. Values
 // must be plain scalars.
-func declaredVars(file string, f *ast.File) (map[string]string, ErrorList) {
+func declaredVars(file string, f *ast.File, orig []byte) (map[string]string, ErrorList) {
+	lines := bytes.Split(orig, []byte("\n"))
 	out := map[string]string{}
 	if len(f.Docs) == 0 || f.Docs[0] == nil {
 		return out, nil
@@ -124,7 +125,19 @@ func declaredVars(file string, f *ast.File) (map[string]string, ErrorList) {
 				errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column, Msg: fmt.Sprintf("var %s must be a plain value", v.Key.String())})
 				continue
 			}
-			out[v.Key.String()] = s
+			// A value was read with its ${name} references blanked out:
+			// vars do not refer to one another.
+			if tk := v.Value.GetToken(); tk != nil && tk.Position.Line-1 < len(lines) {
+				line := lines[tk.Position.Line-1]
+				if c := tk.Position.Column - 1; c >= 0 && c < len(line) && varRef.Match(bytes.ReplaceAll(line[c:], []byte("$$"), nil)) {
+					errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column,
+						Msg: fmt.Sprintf("var %s uses another variable", v.Key.String()), Hint: "give vars plain values; combine them where they are used"})
+					continue
+				}
+			}
+			// The file's text escapes a literal $ as $$, values under vars
+			// included; they are read before substitution, so unescape here.
+			out[v.Key.String()] = strings.ReplaceAll(s, "$$", "$")
 		}
 	}
 	return out, errs

@@ -27,7 +27,9 @@ const (
 // Beta × usage + (1 − Beta) × u. With the defaults, a change shows half
 // within 3.4 s. Zero, or a value outside [0, 1), means DefaultBeta.
 //
-// Clock times the readings. Nil means clock.Default(); tests pass a
+// Clock times the readings. Nil means clock.Real(): the coarse default
+// clock is kept by a goroutine, and under the CPU overload a Sampler exists
+// to see, goroutines can wait seconds to be scheduled. Tests pass a
 // *clock.Fake, whose Advance then takes the readings.
 type SamplerSettings struct {
 	Source CPUSource
@@ -36,10 +38,14 @@ type SamplerSettings struct {
 	Clock  clock.Clock
 }
 
-// Sampler reads the CPU usage in the background, every Period, and keeps an
-// exponentially weighted moving average of it, which Usage returns with one
-// atomic load. It runs no goroutine of its own between readings (each is
-// taken by a timer's function), and none after Stop.
+// Sampler reads the CPU usage every Period and keeps an exponentially
+// weighted moving average of it, which Usage returns with one atomic load.
+// Readings are taken by a timer's function and, since a timer's goroutine
+// can wait seconds to run on a CPU-starved process (the very overload a
+// shedder must see), also by Refresh, which a Shedder calls from its
+// request path: whichever comes first once a Period has passed takes the
+// reading. It runs no goroutine of its own between readings, and none after
+// Stop.
 type Sampler struct {
 	usage  atomic.Uint64 // float64 bits
 	source CPUSource
@@ -53,6 +59,9 @@ type Sampler struct {
 	lastUsed time.Duration
 	lastAt   int64
 	primed   bool
+	// due is when the next reading is due (clock nanoseconds), for Refresh
+	// to check without the lock.
+	due atomic.Int64
 }
 
 // NewSampler starts a Sampler with the given settings (see SamplerSettings
@@ -68,7 +77,7 @@ func NewSampler(s SamplerSettings) *Sampler {
 		s.Beta = DefaultBeta
 	}
 	if s.Clock == nil {
-		s.Clock = clock.Default()
+		s.Clock = clock.Real()
 	}
 	sm := &Sampler{source: s.Source, period: s.Period, beta: s.Beta, clock: s.Clock}
 	sm.mu.Lock()
@@ -101,6 +110,20 @@ func (s *Sampler) tick() {
 	s.timer.Reset(s.period)
 }
 
+// Refresh takes a reading if one is due and no other is under way. It is
+// cheap when none is due (one clock read and one atomic load), so a caller
+// on a request path may call it every so many requests.
+func (s *Sampler) Refresh() {
+	if s.clock.Nanotime() < s.due.Load() || !s.mu.TryLock() {
+		return
+	}
+	defer s.mu.Unlock()
+	if s.stopped || s.clock.Nanotime() < s.due.Load() {
+		return
+	}
+	s.read()
+}
+
 // read takes one reading and moves the average. The caller holds s.mu.
 func (s *Sampler) read() {
 	if s.source == nil {
@@ -117,4 +140,5 @@ func (s *Sampler) read() {
 		s.usage.Store(math.Float64bits(s.beta*s.Usage() + (1-s.beta)*u))
 	}
 	s.lastUsed, s.lastAt, s.primed = used, now, true
+	s.due.Store(now + int64(s.period))
 }

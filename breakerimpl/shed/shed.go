@@ -281,7 +281,9 @@ func (s *Shedder) drop(now int64, cpu float64) error {
 	if cpu >= s.threshold {
 		s.hotAt.Store(now)
 	}
-	s.dropped.Add(1)
+	if s.dropped.Add(1)&refreshEvery == 0 {
+		s.refreshCPU()
+	}
 	if !s.dropping.Load() && s.dropping.CompareAndSwap(false, true) {
 		s.publish(Started)
 	}
@@ -305,8 +307,23 @@ func (s *Shedder) Done(p breakerimpl.Permit, err error) {
 	}
 	now := s.nanotime()
 	b := s.bucket(now / s.width)
-	b.passes.Add(1)
+	if b.passes.Add(1)&refreshEvery == 0 {
+		s.refreshCPU()
+	}
 	b.rtSum.Add(max(now-p.Start(), 0))
+}
+
+// refreshEvery+1 is how many passes (or drops) go by between two calls of
+// the sampler's Refresh from the request path: rare enough to cost nothing
+// per request, often enough that a reading is never more than a few
+// requests late when the sampler's own timer is starved of CPU.
+const refreshEvery = 31
+
+// refreshCPU lets the request path take a CPU reading that is due.
+func (s *Shedder) refreshCPU() {
+	if sm := s.sampler; sm != nil {
+		sm.Refresh()
+	}
 }
 
 // bucket returns the bucket counting for bucket number k, made ready for it.
