@@ -31,6 +31,8 @@ type Options struct {
 	Vars map[string]string
 	// RateScale multiplies every rate of every phase; 0 means 1.
 	RateScale float64
+	// ReadFile reads the files a scenario includes; nil means os.ReadFile.
+	ReadFile func(name string) ([]byte, error)
 }
 
 // Defaults applied to fields a scenario leaves out.
@@ -75,22 +77,22 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ErrorList{{File: name, Msg: "scenario file is empty", Hint: "see docs/scenarios.md for an example"}}
 	}
-	// The vars are read from a copy in which every ${name} is blanked out
-	// with as many x's, so a reference in flow style parses and positions
-	// stay put.
-	// ($$, the escape of a literal $, needs no blanking: it parses as it is.)
-	blank := varRef.ReplaceAllFunc(data, func(m []byte) []byte {
-		if string(m) == "$$" {
-			return m
-		}
-		return bytes.Repeat([]byte("x"), len(m))
-	})
-	raw, err := parser.ParseBytes(blank, 0)
+	// The vars (and includes) are read from a copy in which every ${name}
+	// is blanked out (see blankRefs).
+	raw, err := parser.ParseBytes(blankRefs(data), 0)
 	if err != nil {
 		return nil, ErrorList{decodeError(name, err)}
 	}
 	declared, errs := declaredVars(name, raw, data)
+	incs, ierrs := readIncludes(name, raw, opts)
+	errs = append(errs, ierrs...)
+	// Values: the included files' vars in order, the file's own, --var.
 	values := map[string]string{}
+	for _, inc := range incs {
+		for k, v := range inc.vars {
+			values[k] = v
+		}
+	}
 	for k, v := range declared {
 		values[k] = v
 	}
@@ -98,10 +100,38 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 		values[k] = v
 	}
 	text, cols, used, serrs := substitute(name, data, values)
-	if errs = append(errs, serrs...); len(errs) > 0 {
+	errs = append(errs, serrs...)
+	for _, inc := range incs {
+		var incUsed map[string]bool
+		inc.text, inc.cols, incUsed, serrs = substitute(inc.name, inc.data, values)
+		errs = append(errs, serrs...)
+		for k := range incUsed {
+			used[k] = true
+		}
+		for k := range inc.vars {
+			declared[k] = inc.vars[k]
+		}
+	}
+	if len(errs) > 0 {
 		return nil, errs
 	}
 	var sc Scenario
+	// Included files are decoded first into the same value: the file's own
+	// fields then override theirs (mappings merge, lists are replaced).
+	for _, inc := range incs {
+		dec := yaml.NewDecoder(bytes.NewReader(inc.text), yaml.Strict(), yaml.DisallowUnknownField())
+		if err := decodeSafely(dec, &sc); err != nil && !errors.Is(err, io.EOF) {
+			e := decodeError(inc.name, err)
+			if strings.HasPrefix(e.Msg, "unknown field") {
+				e.Hint = fieldHint(e.Msg)
+			}
+			e.Col = inc.cols.orig(e.Line, e.Col)
+			return nil, ErrorList{e}
+		}
+		if inc.ast, err = parser.ParseBytes(inc.text, 0); err != nil {
+			return nil, ErrorList{decodeError(inc.name, err)}
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(text), yaml.Strict(), yaml.DisallowUnknownField())
 	if err := decodeSafely(dec, &sc); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -128,7 +158,7 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 		e.Col = cols.orig(e.Line, e.Col)
 		return nil, ErrorList{e}
 	}
-	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols}
+	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols, includes: incs}
 	v.validate()
 	if len(v.errs) > 0 {
 		return nil, v.errs
@@ -203,6 +233,7 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 	var errs ErrorList
 	names := map[string]string{}
 	known := map[string]bool{}
+	opts.ReadFile = read
 	for _, f := range files {
 		data, err := read(f)
 		if err != nil {
@@ -270,6 +301,8 @@ type validator struct {
 	opts Options
 	cols colMap
 	errs ErrorList
+	// includes are the files the scenario includes, for error positions.
+	includes []*included
 
 	catalog    *inject.Catalog
 	catalogErr error
@@ -280,26 +313,48 @@ type validator struct {
 // existing parent).
 func (v *validator) errorf(path, hint, format string, args ...any) {
 	e := &Error{File: v.file, Msg: fmt.Sprintf(format, args...), Hint: hint}
-	e.Line, e.Col = v.position(path)
-	e.Col = v.cols.orig(e.Line, e.Col)
+	cols := v.cols
+	// A value the file itself does not hold came from an included file:
+	// the last one that holds it (the one whose value was kept).
+	line, col, ok := nodeAt(v.ast, path)
+	for i := len(v.includes) - 1; !ok && i >= 0; i-- {
+		inc := v.includes[i]
+		if line, col, ok = nodeAt(inc.ast, path); ok {
+			e.File, cols = inc.name, inc.cols
+		}
+	}
+	if !ok {
+		line, col = v.position(path)
+	}
+	e.Line, e.Col = line, cols.orig(line, col)
 	v.errs = append(v.errs, e)
 }
 
+// nodeAt returns the position of the node at a YAML path in f, if there is
+// one.
+func nodeAt(f *ast.File, path string) (int, int, bool) {
+	if f == nil {
+		return 0, 0, false
+	}
+	yp, err := yaml.PathString(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	n, err := yp.FilterFile(f)
+	if err != nil || n == nil || n.GetToken() == nil {
+		return 0, 0, false
+	}
+	tk := n.GetToken()
+	return tk.Position.Line, tk.Position.Column, true
+}
+
+// position is where in the file itself the node at path, or its nearest
+// existing parent, is.
 func (v *validator) position(path string) (int, int) {
 	for p := path; p != ""; p = parentPath(p) {
-		yp, err := yaml.PathString(p)
-		if err != nil {
-			continue
+		if line, col, ok := nodeAt(v.ast, p); ok {
+			return line, col
 		}
-		n, err := yp.FilterFile(v.ast)
-		if err != nil || n == nil {
-			continue
-		}
-		tk := n.GetToken()
-		if tk == nil {
-			continue
-		}
-		return tk.Position.Line, tk.Position.Column
 	}
 	return 1, 1
 }

@@ -14,8 +14,11 @@ import (
 // phases with the faults each switches on, and the contracts that must hold.
 // See docs/scenarios.md for every field.
 type Scenario struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
+	Name string `yaml:"name"`
+	// Include names partial scenarios whose fields this file's own
+	// override: shared targets, loads, contracts.
+	Include     Includes `yaml:"include"`
+	Description string   `yaml:"description"`
 	// Vars are the values ${name} stands for anywhere in the file; --var
 	// name=value overrides them.
 	Vars      map[string]string `yaml:"vars"`
