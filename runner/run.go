@@ -97,7 +97,7 @@ const (
 	// ResultsFile holds the raw vegeta results, readable by `vegeta report`.
 	ResultsFile = "results.bin"
 	// ScenarioCopy is the scenario file as the run loaded it.
-	ScenarioCopy = "scenario.yaml"
+	ScenarioCopy = scenarios.CopyFile
 	// SummaryFile is the run's summary (see Summary).
 	SummaryFile = "run.json"
 )
@@ -153,8 +153,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	r.tw = timeline.NewWriter(tf)
 	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
-	if len(sc.Source) > 0 {
-		_ = os.WriteFile(filepath.Join(r.dir, ScenarioCopy), sc.Source, 0o644)
+	if err := scenarios.SaveCopy(r.dir, sc); err != nil {
+		return res, infra("cannot save the scenario in the run directory", "", err)
 	}
 	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale}
 	if len(r.tl.Meta.Vars) == 0 {

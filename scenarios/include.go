@@ -37,6 +37,7 @@ func (in *Includes) UnmarshalYAML(n ast.Node) error {
 // included is one file a scenario includes: a partial scenario whose fields
 // the including file may override.
 type included struct {
+	spec string // as the include field writes it
 	name string // as errors name it
 	data []byte
 	vars map[string]string
@@ -85,7 +86,7 @@ func readIncludes(name string, raw *ast.File, opts Options) ([]*included, ErrorL
 			at(fmt.Sprintf("cannot read included file %s: %v", rel, err), "include paths are relative to the including file")
 			continue
 		}
-		inc := &included{name: path, data: data}
+		inc := &included{spec: rel, name: path, data: data}
 		f, err := parser.ParseBytes(blankRefs(data), 0)
 		if err != nil {
 			errs = append(errs, decodeError(path, err))

@@ -33,6 +33,9 @@ type Options struct {
 	RateScale float64
 	// ReadFile reads the files a scenario includes; nil means os.ReadFile.
 	ReadFile func(name string) ([]byte, error)
+	// SkipBodyFiles leaves every request's body_file unread (its body
+	// empty): for judging a saved run, which sends no load.
+	SkipBodyFiles bool
 }
 
 // Defaults applied to fields a scenario leaves out.
@@ -145,6 +148,9 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 		return nil, ErrorList{e}
 	}
 	sc.File, sc.Source, sc.Values = name, data, values
+	for _, inc := range incs {
+		sc.Included = append(sc.Included, IncludedFile{Spec: inc.spec, Path: inc.name, Data: inc.data})
+	}
 	sc.names = map[string]bool{}
 	for k := range declared {
 		sc.names[k] = true
@@ -657,6 +663,9 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 	if r.BodyFile != "" {
 		if r.Body != "" {
 			v.errorf(at+".body_file", "keep body or body_file", "request has both body and body_file")
+			return
+		}
+		if v.opts.SkipBodyFiles {
 			return
 		}
 		name := v.path(r.BodyFile)

@@ -41,6 +41,8 @@ type Scenario struct {
 	// Values are the variable values the scenario was loaded with: its vars
 	// with every --var applied.
 	Values map[string]string `yaml:"-"`
+	// Included are the files the scenario includes, in order, as read.
+	Included []IncludedFile `yaml:"-"`
 
 	// names lists every variable the file declares or uses.
 	names map[string]bool
@@ -352,4 +354,14 @@ func scalar(n ast.Node) (string, bool) {
 		return v.Value.Value, true
 	}
 	return "", false
+}
+
+// IncludedFile is one file a scenario includes.
+type IncludedFile struct {
+	// Spec is the path as the include field writes it.
+	Spec string
+	// Path is where it was read from.
+	Path string
+	// Data is its text before ${name} substitution.
+	Data []byte
 }

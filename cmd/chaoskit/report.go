@@ -165,14 +165,15 @@ func runDirFrom(dir, run string) string {
 // rereadScenario loads the scenario to judge a run with, and says where it
 // came from.
 func rereadScenario(run string, tl *timeline.Timeline, override string) (*scenarios.Scenario, string, error) {
+	// Judged as run: with the variable values and rate scale the run used.
+	// The load is not sent again, so request bodies are not needed.
+	opts := scenarios.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
+	load := func(path string) (*scenarios.Scenario, error) { return scenarios.LoadFile(path, opts) }
 	var candidates []string
 	if override != "" {
 		candidates = []string{override}
-	} else {
-		if tl.Meta.File != "" {
-			candidates = append(candidates, tl.Meta.File)
-		}
-		candidates = append(candidates, filepath.Join(run, "scenario.yaml"))
+	} else if tl.Meta.File != "" {
+		candidates = append(candidates, tl.Meta.File)
 	}
 	for _, path := range candidates {
 		if _, err := os.Stat(path); err != nil {
@@ -181,10 +182,18 @@ func rereadScenario(run string, tl *timeline.Timeline, override string) (*scenar
 			}
 			continue
 		}
-		sc, err := scenarios.LoadFile(path, scenarios.Options{})
+		sc, err := load(path)
 		return sc, path, err
 	}
-	scs, err := scenarios.Bundled(scenarios.Options{})
+	if override == "" {
+		copyPath := filepath.Join(run, scenarios.CopyFile)
+		candidates = append(candidates, copyPath)
+		if _, err := os.Stat(copyPath); err == nil {
+			sc, err := scenarios.LoadCopy(run, opts)
+			return sc, copyPath, err
+		}
+	}
+	scs, err := scenarios.Bundled(opts)
 	if err == nil {
 		for _, sc := range scs {
 			if sc.Name == tl.Meta.Scenario {

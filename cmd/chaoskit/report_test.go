@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -42,6 +43,14 @@ contracts:
 // the scenario it ran.
 func saveRun(t *testing.T, dir, threshold string, complete bool) {
 	t.Helper()
+	saveRunWith(t, dir, timeline.Meta{}, complete)
+	writeScenario(t, dir, threshold)
+}
+
+// saveRunWith writes the timeline of saveRun, with meta's Vars and
+// RateScale, and no scenario.
+func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +67,8 @@ func saveRun(t *testing.T, dir, threshold string, complete bool) {
 			t.Fatal(err)
 		}
 	}
-	must(w.Meta(timeline.Meta{Scenario: "saved", File: filepath.Join(dir, "gone.yaml"), Start: t0}))
+	meta.Scenario, meta.File, meta.Start = "saved", filepath.Join(dir, "gone.yaml"), t0
+	must(w.Meta(meta))
 	hits := int64(9)
 	seq := uint64(0)
 	for k, phase := range []string{"warmup", "fault"} {
@@ -86,7 +96,6 @@ func saveRun(t *testing.T, dir, threshold string, complete bool) {
 		must(w.Event(timeline.Event{Time: t0.Add(2 * time.Second), Kind: timeline.RunEnd, Message: "completed"}))
 	}
 	must(w.Flush())
-	writeScenario(t, dir, threshold)
 }
 
 func writeScenario(t *testing.T, dir, threshold string) {
@@ -154,6 +163,87 @@ func TestReportPrefersTheScenarioFileItRanFrom(t *testing.T) {
 	_ = reportRuns(&out, run, reportFlags{formats: "json", scenario: other})
 	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 99%" {
 		t.Errorf("--scenario ignored: %+v", rep.Scenarios[0].Contracts[0])
+	}
+}
+
+// A run is judged again with the variable values and the rate scale it ran
+// with, and from the run directory's copies of the scenario and the files
+// it includes once the originals are gone.
+func TestReportJudgesAsRun(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	if err := os.MkdirAll(filepath.Join(root, "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The scenario takes its target, load and contract from an include
+	// outside its directory; the contract's threshold is a variable, and a
+	// request body comes from a file.
+	common := `vars:
+  threshold: "95"
+target:
+  demo:
+    args: []
+load:
+  rate: 100/s
+  requests:
+    - method: POST
+      path: /products/{1..5}
+      body_file: body.json
+contracts:
+  - name: served from the cache
+    phase: fault
+    expect:
+      - fallback >= ${threshold}%
+`
+	own := `name: saved
+include: ../shared/common.yaml
+phases:
+  - name: warmup
+    duration: 1s
+  - name: fault
+    duration: 1s
+    faults:
+      - point: productQuery
+        action: timeout
+`
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "shared", "common.yaml"), common)
+	write(filepath.Join(src, "saved.yaml"), own)
+	write(filepath.Join(src, "body.json"), `{}`) // relative to the scenario file
+	sc, err := scenarios.LoadFile(filepath.Join(src, "saved.yaml"), scenarios.Options{Vars: map[string]string{"threshold": "85"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(root, "out", "saved")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := scenarios.SaveCopy(run, sc); err != nil {
+		t.Fatal(err)
+	}
+	// The timeline's meta names gone.yaml: the copies are what is left.
+	saveRunWith(t, run, timeline.Meta{Vars: sc.Values, RateScale: 0.5}, true)
+	for _, dir := range []string{"shared", "src"} {
+		if err := os.RemoveAll(filepath.Join(root, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var out bytes.Buffer
+	if err := reportRuns(&out, run, reportFlags{formats: "json"}); err != nil {
+		t.Fatalf("err = %v\n%s", err, out.String())
+	}
+	rep := readReport(t, run)
+	if c := rep.Scenarios[0].Contracts[0]; rep.Scenarios[0].Verdict != "pass" || c.Expected != ">= 85%" {
+		t.Errorf("judged with %+v (verdict %s), want the run's threshold 85%%", c, rep.Scenarios[0].Verdict)
 	}
 }
 
