@@ -57,7 +57,7 @@ func (c *HTTPController) do(ctx context.Context, method, path, body string) (int
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: %s %s: %v", ErrUnreachable, method, c.Base, err)
+		return 0, "", fmt.Errorf("%w: %s %s: %w", ErrUnreachable, method, c.Base, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/chaoskit/chaoskit/inject"
 )
@@ -17,6 +18,10 @@ type RollbackResult struct {
 	Dir      string
 	Control  string
 	Disabled []string
+	// Gone says nothing listens at Control any more (connections are
+	// refused): the service has stopped, and the faults, which live in its
+	// process, went with it. (A target chaoskit started is killed with it.)
+	Gone bool
 }
 
 // Rollback disables every fault recorded in the run directories at or below
@@ -101,6 +106,10 @@ func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error)
 		active, err = ctrl.Active(c)
 		return err
 	})
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		res.Gone = true
+		return res, nil
+	}
 	if err == nil {
 		points = nil
 		for _, p := range fr.Points {

@@ -20,7 +20,14 @@ run against the same control endpoint also does it by itself.)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := runner.Rollback(cmd.Context(), args[0], stateDir())
 			for _, r := range res {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d fault(s) disabled at %s %v\n", r.Dir, len(r.Disabled), r.Control, r.Disabled)
+				switch {
+				case r.Gone:
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing listens at %s any more: the service has stopped and its faults went with it\n", r.Dir, r.Control)
+				case r.Control == "":
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: no fault was left on\n", r.Dir)
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %d fault(s) disabled at %s %v\n", r.Dir, len(r.Disabled), r.Control, r.Disabled)
+				}
 			}
 			if err != nil {
 				return &runner.InfraError{Msg: "rollback incomplete", Err: err}
