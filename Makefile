@@ -55,10 +55,18 @@ vet:
 # The end-to-end package runs alone, after the others: its contracts judge
 # latencies, which CPU-heavy unit tests running beside it would distort.
 E2E := ./cmd/chaoskit
+# Packages whose tests need live failpoint markers in the test binary
+# itself (in-process fault schedules): built with failpoint-toolexec, in the
+# fault-injection build cache, and run after the end-to-end package.
+FI_TESTS := ./fuzz/inproc
+FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1
 unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
-	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v '/cmd/chaoskit$$')
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$')
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
+	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); status=0; \
+	$(FI_TEST_ENV) $(GO) test -toolexec=$(BIN)/failpoint-toolexec -race -count=1 $(FI_TESTS) || status=$$?; \
+	rm -rf $$scratch; exit $$status
 
 # Proves normal and fault-injection builds never swap objects: a plain build
 # made right after the fault-injection one has inert markers, and a
@@ -76,11 +84,16 @@ clean:
 	rm -rf $(BIN) out
 
 # Native Go fuzzing: every Fuzz* target of every package, FUZZTIME each.
-fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+# The packages of FI_TESTS are built with failpoint-toolexec.
+fuzz: $(BIN)/failpoint-toolexec
+	@set -e; mkdir -p $(FI_CACHE)/gocache; scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); trap 'rm -rf $$scratch' EXIT; \
+	fi_pkgs=" $$($(GO) list $(FI_TESTS) | tr '\n' ' ')"; \
+	for pkg in $$($(GO) list ./...); do \
+		env=""; flags=""; \
+		case "$$fi_pkgs" in *" $$pkg "*) env="$(FI_TEST_ENV)"; flags="-toolexec=$(BIN)/failpoint-toolexec";; esac; \
+		for f in $$(env $$env $(GO) test $$flags -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+			env $$env $(GO) test $$flags -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 		done; \
 	done
 

@@ -1,0 +1,142 @@
+package inproc
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/chaoskit/chaoskit/demo"
+	"github.com/chaoskit/chaoskit/demo/store"
+	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// needLive skips a test whose faults could never fire: in a plain build
+// failpoint markers are inert. make test and make fuzz build this package
+// with failpoint-toolexec.
+func needLive(t testing.TB) {
+	t.Helper()
+	if !store.FaultInjectionLive() {
+		if os.Getenv("CHAOSKIT_REQUIRE_LIVE") != "" {
+			t.Fatal("failpoint markers are inert, and CHAOSKIT_REQUIRE_LIVE is set")
+		}
+		t.Skip("failpoint markers are inert in this build: run it with -toolexec failpoint-toolexec (make fuzz, make test)")
+	}
+}
+
+// shop returns the bundled fuzz scenario, its points resolved against the
+// demo's markers.
+func shop(t testing.TB) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.BundledFuzz("shop", scenarios.Options{Catalog: func(scenarios.Target) (*inject.Catalog, error) {
+		return inject.NewCatalog(demo.Failpoints()...), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// trier runs schedules against an in-process demo with the given bug
+// planted ("" for none).
+func trier(t testing.TB, sc *scenarios.Scenario, bug string) *Trier {
+	return &Trier{
+		Base: sc,
+		Load: scenarios.Options{Catalog: func(scenarios.Target) (*inject.Catalog, error) {
+			return inject.NewCatalog(demo.Failpoints()...), nil
+		}},
+		Run: runner.Options{Tool: "inproc-test"},
+		Dir: t.TempDir(),
+		Service: func(ctx context.Context) (http.Handler, func() error, error) {
+			s, err := demo.New(ctx, demo.Config{Bug: bug})
+			if err != nil {
+				return nil, nil, err
+			}
+			return s.Handler(), s.Close, nil
+		},
+	}
+}
+
+// short narrows the fault space to one fault phase of at most a second: a
+// trial then takes about 5.5 s (warmup 1.5 s, recovery 3 s), inside the
+// fuzzing engine's 10 s limit for one input.
+func short(fz *scenarios.FaultSpace) *scenarios.FaultSpace {
+	c := *fz
+	c.Phases = scenarios.IntRange{Min: 1, Max: 1}
+	c.Duration = scenarios.DurationRange{Min: 500 * time.Millisecond, Max: time.Second}
+	return &c
+}
+
+// dbErrors is a schedule that switches the product query to errors for a
+// second: the error burst opens the breaker and the cache serves.
+func dbErrors(fz *scenarios.FaultSpace) fuzz.Schedule {
+	s := fuzz.Decode(fz, nil)
+	s.Phases[1].Duration = time.Second
+	s.Phases[1].Faults = []fuzz.Fault{{Point: "store/productQuery", Path: demoPath("store/productQuery"), Action: inject.Error, Value: "injected error"}}
+	return s
+}
+
+func demoPath(p string) string {
+	for _, full := range demo.Failpoints() {
+		if strings.HasSuffix(full, "/"+p) {
+			return full
+		}
+	}
+	panic("no demo failpoint " + p)
+}
+
+// The in-process trier catches the planted bug with a schedule chaoskit
+// fuzz finds it with, and the correct demo passes the same schedule.
+func TestInProcessTrialsJudgeTheDemo(t *testing.T) {
+	needLive(t)
+	sc := shop(t)
+	s := dbErrors(short(sc.Fuzz))
+	for _, tc := range []struct {
+		bug       string
+		violation bool
+	}{{"", false}, {"stale-after-recovery", true}} {
+		o, err := trier(t, sc, tc.bug).Try(context.Background(), "db-errors", s)
+		if err != nil {
+			t.Fatalf("bug %q: %v", tc.bug, err)
+		}
+		if o.Violated() != tc.violation {
+			t.Errorf("bug %q: failed invariants %v, want a violation: %v", tc.bug, o.Failed, tc.violation)
+		}
+		if h := o.Hits["faults-1/store/productQuery=error"]; h == 0 {
+			t.Errorf("bug %q: the fault never fired (hits %v)", tc.bug, o.Hits)
+		}
+	}
+}
+
+// FuzzShopInProcess drives schedules decoded from the engine's bytes, with
+// the decoder chaoskit fuzz's generator uses, against an in-process demo
+// and fails on any broken invariant of the shop fuzz scenario. A failure
+// names the schedule and the scenario file that replays it with chaoskit
+// run.
+func FuzzShopInProcess(f *testing.F) {
+	needLive(f)
+	sc := shop(f)
+	fz := short(sc.Fuzz)
+	f.Add([]byte{})
+	f.Add([]byte{0, 1, 0, 3, 0, 7, 0, 0})
+	f.Add([]byte{0, 2, 1, 1, 9, 0, 4, 2, 1, 0, 1, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := fuzz.Decode(fz, data)
+		o, err := trier(t, sc, "").Try(context.Background(), "trial", s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if o.Violated() {
+			t.Fatalf("%s broke %s; replay: chaoskit run %s", s, strings.Join(o.Failed, "; "), o.File)
+		}
+	})
+}
