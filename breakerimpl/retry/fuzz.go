@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/fuzzbytes"
 )
 
 // This file holds the body of the fuzz test of the retry schedule, shared
@@ -28,18 +29,6 @@ func (c *fuzzClock) NewTimer(d time.Duration) clock.Timer {
 	return t
 }
 
-// fuzzInput reads bytes, and zeros once they run out.
-type fuzzInput []byte
-
-func (in *fuzzInput) byte() byte {
-	if len(*in) == 0 {
-		return 0
-	}
-	b := (*in)[0]
-	*in = (*in)[1:]
-	return b
-}
-
 var errFuzz = errors.New("fuzz: attempt failed")
 
 // fuzzSchedule runs calls decoded from data through one Retry and checks,
@@ -51,18 +40,18 @@ var errFuzz = errors.New("fuzz: attempt failed")
 // holds over the exact window ending at every retry. It panics on a
 // violation and returns 1 when the input made retries.
 func fuzzSchedule(data []byte) int {
-	in := fuzzInput(data)
+	in := fuzzbytes.Input(data)
 	clk := &fuzzClock{Fake: clock.NewFake(time.Time{})}
-	maxAttempts := 1 + int(in.byte()%8)
-	backoff := (time.Duration(in.byte()) + 1) * time.Millisecond
-	maxBackoff := backoff * time.Duration(1+in.byte()%64)
-	multiplier := 1 + float64(in.byte()%40)/10
-	maxElapsed := time.Duration(in.byte()) * 50 * time.Millisecond
-	ratio := 0.05 + float64(in.byte()%50)/100
-	minRetries := int(in.byte() % 4)
-	window := (time.Duration(in.byte()%30) + 1) * time.Second
-	buckets := 1 + int(in.byte()%16)
-	seed := uint64(in.byte())
+	maxAttempts := 1 + int(in.Next()%8)
+	backoff := (time.Duration(in.Next()) + 1) * time.Millisecond
+	maxBackoff := backoff * time.Duration(1+in.Next()%64)
+	multiplier := 1 + float64(in.Next()%40)/10
+	maxElapsed := time.Duration(in.Next()) * 50 * time.Millisecond
+	ratio := 0.05 + float64(in.Next()%50)/100
+	minRetries := int(in.Next() % 4)
+	window := (time.Duration(in.Next()%30) + 1) * time.Second
+	buckets := 1 + int(in.Next()%16)
+	seed := uint64(in.Next())
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
 	minSetting := minRetries
@@ -87,7 +76,7 @@ func fuzzSchedule(data []byte) int {
 
 	retried := 0
 	for len(in) > 0 {
-		clk.Advance(time.Duration(in.byte()) * 10 * time.Millisecond)
+		clk.Advance(time.Duration(in.Next()) * 10 * time.Millisecond)
 		var starts []int64
 		var errs []error
 		var last error
@@ -105,7 +94,7 @@ func fuzzSchedule(data []byte) int {
 				calls = append(calls, now)
 			}
 			starts = append(starts, now)
-			b := in.byte()
+			b := in.Next()
 			switch {
 			case b < 64:
 				last = nil

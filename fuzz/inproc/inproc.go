@@ -14,10 +14,8 @@ package inproc
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 
@@ -60,17 +58,11 @@ var trialMu sync.Mutex
 func (t *Trier) Try(ctx context.Context, label string, s fuzz.Schedule) (o *fuzz.Outcome, err error) {
 	trialMu.Lock()
 	defer trialMu.Unlock()
-	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the trial directory", Err: err}
-	}
-	file := filepath.Join(t.Dir, label+".yaml")
-	sc, text, err := fuzz.Load(t.Base, s, t.Base.Name+"-"+label, file, "", t.Load)
+	sc, err := trials.Write(t.Base, s, label, t.Dir, t.Load)
 	if err != nil {
-		return nil, fmt.Errorf("schedule %s does not make a valid scenario: %w", s, err)
+		return nil, err
 	}
-	if err := os.WriteFile(file, text, 0o644); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot write the trial scenario", Err: err}
-	}
+	file := sc.File
 
 	h, stop, err := t.Service(ctx)
 	if err != nil {

@@ -33,18 +33,28 @@ type Runner struct {
 // Try implements fuzz.Trier. Errors are the runner's (an infrastructure
 // error or an interruption) or a schedule that does not load.
 func (t *Runner) Try(ctx context.Context, label string, s fuzz.Schedule) (*fuzz.Outcome, error) {
-	if err := os.MkdirAll(t.Dir, 0o755); err != nil {
+	sc, err := Write(t.Base, s, label, t.Dir, t.Load)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
+}
+
+// Write renders schedule s of the fuzz scenario base as the scenario file
+// dir/LABEL.yaml, named BASE-LABEL, and returns it loaded with opts.
+func Write(base *scenarios.Scenario, s fuzz.Schedule, label, dir string, opts scenarios.Options) (*scenarios.Scenario, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &runner.InfraError{Msg: "cannot create the trial directory", Err: err}
 	}
-	file := filepath.Join(t.Dir, label+".yaml")
-	sc, text, err := fuzz.Load(t.Base, s, t.Base.Name+"-"+label, file, "", t.Load)
+	file := filepath.Join(dir, label+".yaml")
+	sc, text, err := fuzz.Load(base, s, base.Name+"-"+label, file, "", opts)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %s does not make a valid scenario: %w", s, err)
 	}
 	if err := os.WriteFile(file, text, 0o644); err != nil {
 		return nil, &runner.InfraError{Msg: "cannot write the trial scenario", Err: err}
 	}
-	return Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
+	return sc, nil
 }
 
 // Run runs a loaded scenario into dir and judges its contracts.

@@ -14,19 +14,8 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/fuzzbytes"
 )
-
-// input reads bytes, and zeros once they run out.
-type input []byte
-
-func (in *input) next() byte {
-	if len(*in) == 0 {
-		return 0
-	}
-	b := (*in)[0]
-	*in = (*in)[1:]
-	return b
-}
 
 const keys = 8 // keys are 0..7: at most 8 in one cache set, so only MaxEntries evicts
 
@@ -69,8 +58,8 @@ func staticValue(name string) int { return -1000 - len(name) }
 
 // build decodes a member (nested chains at most depth deep) and the real
 // strategy it models.
-func build(in *input, c *clock.Fake, name string, depth int) (*member, breakerimpl.Fallback[int, int]) {
-	m := &member{name: name, kind: in.next() % kinds}
+func build(in *fuzzbytes.Input, c *clock.Fake, name string, depth int) (*member, breakerimpl.Fallback[int, int]) {
+	m := &member{name: name, kind: in.Next() % kinds}
 	if m.kind == kindChain && depth == 0 {
 		m.kind = kindStatic
 	}
@@ -78,8 +67,8 @@ func build(in *input, c *clock.Fake, name string, depth int) (*member, breakerim
 	case kindStatic:
 		return m, fallback.Static[int, int]{Name: name, Value: staticValue(name)}
 	case kindCache:
-		m.maxStale = []time.Duration{0, time.Second, 5 * time.Second}[in.next()%3]
-		m.maxEntries = 1 + int(in.next()%keys)
+		m.maxStale = []time.Duration{0, time.Second, 5 * time.Second}[in.Next()%3]
+		m.maxEntries = 1 + int(in.Next()%keys)
 		m.known, m.distinct = map[int]stored{}, map[int]bool{}
 		return m, fallback.NewCache[int, int](fallback.CacheSettings{Name: name, MaxEntries: m.maxEntries, MaxStaleness: m.maxStale, Clock: c})
 	case kindFunc:
@@ -93,7 +82,7 @@ func build(in *input, c *clock.Fake, name string, depth int) (*member, breakerim
 			return -key, nil
 		}}
 	}
-	n := int(in.next() % 4) // an empty chain fails with an error of its own
+	n := int(in.Next() % 4) // an empty chain fails with an error of its own
 	var chain fallback.Chain[int, int]
 	for i := range n {
 		sm, f := build(in, c, name+"."+strconv.Itoa(i), depth-1)
@@ -117,10 +106,10 @@ func (m *member) remember(key, v int, now time.Duration) {
 }
 
 // setFailing sets, from in, which funcs fail on the next call.
-func (m *member) setFailing(in *input) {
+func (m *member) setFailing(in *fuzzbytes.Input) {
 	switch m.kind {
 	case kindFunc:
-		m.failing = in.next()%2 == 1
+		m.failing = in.Next()%2 == 1
 	case kindChain:
 		for _, s := range m.sub {
 			s.setFailing(in)
@@ -262,7 +251,7 @@ func (s *member) mustFail(key int, now time.Duration, err error) string {
 // strategy's, in order. It panics on a violation and returns 1 when the
 // input made at least one call.
 func fuzzChain(data []byte) int {
-	in := input(data)
+	in := fuzzbytes.Input(data)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := clock.NewFake(start)
 	model, fb := build(&in, c, "fb", 2)
@@ -271,7 +260,7 @@ func fuzzChain(data []byte) int {
 	now := func() time.Duration { return time.Duration(c.Nanotime()) }
 	calls, value := 0, 0
 	for len(in) > 0 && calls < 200 {
-		op := in.next()
+		op := in.Next()
 		key := int(op>>2) % keys
 		switch op % 4 {
 		case 0, 1: // the primary serves a new value
@@ -283,7 +272,7 @@ func fuzzChain(data []byte) int {
 			}
 			model.remember(key, v, now())
 		case 2:
-			c.Advance([]time.Duration{0, 400 * time.Millisecond, time.Second, 3 * time.Second}[in.next()%4])
+			c.Advance([]time.Duration{0, 400 * time.Millisecond, time.Second, 3 * time.Second}[in.Next()%4])
 		case 3: // the primary fails
 			model.setFailing(&in)
 			res, err := p.Execute(ctx, key, func(context.Context) (int, error) { return 0, errPrimary })

@@ -16,6 +16,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/fuzzbytes"
 	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
@@ -30,18 +31,6 @@ func (c autoClock) NewTimer(d time.Duration) clock.Timer {
 	t := c.Fake.NewTimer(d)
 	c.Fake.Advance(d)
 	return t
-}
-
-// input reads bytes, and zeros once they run out.
-type input []byte
-
-func (in *input) next() byte {
-	if len(*in) == 0 {
-		return 0
-	}
-	b := (*in)[0]
-	*in = (*in)[1:]
-	return b
 }
 
 // countingGuard wraps a guard and counts what it admits, refuses and is
@@ -95,17 +84,17 @@ const (
 // no fallback. It panics on a violation and returns 1 when the input made
 // a call fail.
 func fuzzPipeline(data []byte) int {
-	in := input(data)
+	in := fuzzbytes.Input(data)
 	clk := autoClock{clock.NewFake(time.Time{})}
-	maxAttempts := 1 + int(in.next()%4)
-	withFallback := in.next()%4 != 0
-	limiter := &countingGuard{g: ratelimit.NewConcurrency(ratelimit.ConcurrencySettings{Max: 1 + int(in.next()%2)})}
+	maxAttempts := 1 + int(in.Next()%4)
+	withFallback := in.Next()%4 != 0
+	limiter := &countingGuard{g: ratelimit.NewConcurrency(ratelimit.ConcurrencySettings{Max: 1 + int(in.Next()%2)})}
 	breaker := &countingGuard{g: circuitbreaker.New(circuitbreaker.Settings{
-		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 1 + int(in.next()%4)},
-		OpenDuration: time.Duration(1+in.next()%8) * time.Second,
+		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 1 + int(in.Next()%4)},
+		OpenDuration: time.Duration(1+in.Next()%8) * time.Second,
 		Clock:        clk,
 	})}
-	bh := bulkhead.New(bulkhead.Settings{MaxConcurrent: 1 + int(in.next()%2), Clock: clk})
+	bh := bulkhead.New(bulkhead.Settings{MaxConcurrent: 1 + int(in.Next()%2), Clock: clk})
 	bulk := &countingGuard{g: bh}
 	p := breakerimpl.Pipeline[int, int]{
 		Limiter:  limiter,
@@ -125,7 +114,7 @@ func fuzzPipeline(data []byte) int {
 
 	failed := 0
 	for call := 0; len(in) > 0; call++ {
-		op := in.next()
+		op := in.Next()
 		clk.Advance(time.Duration(op%16) * 100 * time.Millisecond)
 		switch op >> 4 {
 		case 0: // take a slot of the limiter or the bulkhead from outside
@@ -154,7 +143,7 @@ func fuzzPipeline(data []byte) int {
 		func() {
 			defer func() { raised = recover() }()
 			res, err = p.Execute(context.Background(), call, func(ctx context.Context) (int, error) {
-				o := outcome(in.next() % byte(outcomes))
+				o := outcome(in.Next() % byte(outcomes))
 				attempts = append(attempts, o)
 				switch o {
 				case succeed:
