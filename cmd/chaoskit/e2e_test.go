@@ -244,26 +244,9 @@ func TestPlainBuildIsRefused(t *testing.T) {
 // on, as the run directory's timeline records it.
 func startRun(t *testing.T, bin, scenario, out string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "run", scenario, "--report-dir", out)
-	cmd.Env = testEnv(t)
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tlPath := filepath.Join(out, "db-timeout-serves-cache", timeline.FileName)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(tlPath); err == nil && bytes.Contains(data, []byte(`"kind":"fault_on"`)) {
-			time.Sleep(300 * time.Millisecond) // well inside the 4 s phase
-			return cmd, &buf
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	t.Fatalf("the fault phase never started\n%s", buf.String())
-	return nil, nil
+	cmd, buf := startChaoskit(t, bin, scenario, out, "db-timeout-serves-cache", func(e timeline.Event) bool { return e.Kind == timeline.FaultOn })
+	time.Sleep(300 * time.Millisecond) // well inside the 4 s phase
+	return cmd, buf
 }
 
 func interrupt(t *testing.T, cmd *exec.Cmd, buf *bytes.Buffer) {
