@@ -1,10 +1,10 @@
 package contract
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/internal/fuzzseed"
 )
 
 // FuzzExpect feeds the expectation parser any text: it compiles, or fails
@@ -13,14 +13,7 @@ import (
 // (gofuzz.go); testdata/fuzz/corpus holds one expectation per line of
 // its files, the seeds of both.
 func FuzzExpect(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "corpus", "*"))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	fuzzseed.Add(f)
 	f.Fuzz(func(t *testing.T, data []byte) { checkExpect(data) })
 }
 

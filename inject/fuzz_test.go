@@ -1,9 +1,9 @@
 package inject
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/internal/fuzzseed"
 )
 
 // FuzzTerm checks that faults translate into failpoint terms that
@@ -11,13 +11,6 @@ import (
 // body is shared with go-fuzz (gofuzz.go); the seeds in
 // testdata/fuzz/corpus serve both.
 func FuzzTerm(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "corpus", "*"))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	fuzzseed.Add(f)
 	f.Fuzz(func(t *testing.T, data []byte) { checkTerm(data) })
 }

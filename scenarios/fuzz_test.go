@@ -1,13 +1,13 @@
 package scenarios
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/fuzzseed"
 )
 
 // FuzzParse feeds the loader any bytes: it must load a valid scenario or
@@ -15,16 +15,7 @@ import (
 // with go-fuzz (gofuzz.go); the seeds in testdata/fuzz/corpus, the bundled
 // scenarios among them, serve both.
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "corpus", "*"))
-	bundledFiles, _ := filepath.Glob("*.yaml")
-	fuzzFiles, _ := filepath.Glob(filepath.Join("fuzz", "*.yaml"))
-	for _, file := range append(append(files, bundledFiles...), fuzzFiles...) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	fuzzseed.Add(f, filepath.Join(fuzzseed.CorpusDir, "*"), "*.yaml", filepath.Join("fuzz", "*.yaml"))
 	f.Fuzz(func(t *testing.T, data []byte) { checkParse(data) })
 }
 
