@@ -68,10 +68,11 @@ type Cache[K comparable, T any] struct {
 	clock        clock.Clock
 	coarse       *clock.Coarse // clock, when coarse: read without an interface call
 	seed         maphash.Seed
+	shortSeed    uint64 // hashShort's seed for string keys, drawn from seed
 	sets         []set[K, T]
 	mask         uint64
 	maxEntries   int
-	stringKeys   bool // K is string: hashed with maphash.String
+	stringKeys   bool // K is string: hashed with hashShort or maphash.String
 
 	mu    sync.Mutex // held to add or drop entries
 	count atomic.Int64
@@ -116,12 +117,14 @@ func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 	// Twice as many slots as entries keeps sets from filling up long before
 	// the cache does.
 	nsets := 1 << bits.Len(uint((2*s.MaxEntries+ways-1)/ways-1))
+	seed := maphash.MakeSeed()
 	return &Cache[K, T]{
 		name:         nameOr(s.Name, "cache"),
 		maxStaleness: s.MaxStaleness,
 		clock:        s.Clock,
 		coarse:       coarse,
-		seed:         maphash.MakeSeed(),
+		seed:         seed,
+		shortSeed:    newShortSeed(seed),
 		sets:         make([]set[K, T], nsets),
 		mask:         uint64(nsets - 1),
 		maxEntries:   s.MaxEntries,
@@ -149,8 +152,13 @@ func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
 	var h uint64
 	if c.stringKeys {
 		// Without maphash.Comparable's look-up of the map type's hasher
-		// and the indirect call to it: a few ns of the success path.
-		h = maphash.String(c.seed, any(key).(string))
+		// and the indirect call to it; short keys without maphash's
+		// three calls (hash.go).
+		if k := any(key).(string); len(k) <= maxShortKey {
+			h = hashShort(c.shortSeed, k)
+		} else {
+			h = maphash.String(c.seed, k)
+		}
 	} else {
 		h = maphash.Comparable(c.seed, key)
 	}
