@@ -157,7 +157,15 @@ type Hedger interface {
 // The success path does not allocate.
 func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Context) (T, error)) (Result[T], error) {
 	fb := p.Fallback
-	v, err := p.primary(ctx, fn, fb != nil)
+	var v T
+	var err error
+	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
+		// A breaker (or nothing) alone: run it here rather than in
+		// primary, whose frame (four permits) costs stores to set up.
+		v, err = run(ctx, p.Breaker, fn, fb != nil)
+	} else {
+		v, err = p.primary(ctx, fn, fb != nil)
+	}
 	if err == nil {
 		if fb != nil {
 			fb.Remember(key, v)
@@ -186,17 +194,36 @@ func (p *Pipeline[K, T]) serveFallback(ctx context.Context, key K, err error) (R
 }
 
 // primary runs fn under the guards, outermost first, then the timeout,
-// retry and hedge around it.
+// retry and hedge around it. (Execute runs a pipeline with no policy but
+// a breaker itself.)
 func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
-		return run(ctx, p.Breaker, fn, keepPanic)
+	// Each guard's permit comes back in registers and is stored straight
+	// into g, on this frame: no copy of all four, and no write barrier. A
+	// guard that refuses is the last asked; g.done tells those outside it
+	// (the permits of the others are zero, and their Done does nothing).
+	var g permits
+	if s := p.Shedder; s != nil {
+		if g.shed, err = s.Allow(ctx); err != nil {
+			return v, err
+		}
 	}
-	// The guards' work is done by methods of permits, which do not depend
-	// on T: the generic function keeps a small frame, and one copy of that
-	// code serves every instantiation.
-	g, err := allow(ctx, p.Shedder, p.Limiter, p.Breaker, p.Bulkhead)
-	if err != nil {
-		return v, err
+	if l := p.Limiter; l != nil {
+		if g.limit, err = l.Allow(ctx); err != nil {
+			g.done(err)
+			return v, err
+		}
+	}
+	if b := p.Breaker; b != nil {
+		if g.breaker, err = b.Allow(ctx); err != nil {
+			g.done(err)
+			return v, err
+		}
+	}
+	if b := p.Bulkhead; b != nil {
+		if g.bulkhead, err = b.Allow(ctx); err != nil {
+			g.done(err)
+			return v, err
+		}
 	}
 	finished := false
 	defer func() {
@@ -222,46 +249,10 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 }
 
 // permits are the permits of a Pipeline's guards for one call. A zero
-// Permit's Done does nothing, so a guard that is not there costs a nil
-// check.
+// Permit's Done does nothing, so a guard that is not there, or was not
+// asked, costs a nil check.
 type permits struct {
 	shed, limit, breaker, bulkhead Permit
-}
-
-// allow asks each guard that is not nil in turn, outermost first. When one
-// refuses, those outside it are told its error and it is returned.
-//
-// The permits are returned rather than written through a pointer: the
-// compiler then knows they are on the stack, and storing them costs no
-// write barrier while the garbage collector runs.
-func allow(ctx context.Context, shedder, limiter, breaker, bulkhead Guard) (g permits, err error) {
-	if shedder != nil {
-		if g.shed, err = shedder.Allow(ctx); err != nil {
-			return g, err
-		}
-	}
-	if limiter != nil {
-		if g.limit, err = limiter.Allow(ctx); err != nil {
-			g.shed.Done(err)
-			return g, err
-		}
-	}
-	if breaker != nil {
-		if g.breaker, err = breaker.Allow(ctx); err != nil {
-			g.limit.Done(err)
-			g.shed.Done(err)
-			return g, err
-		}
-	}
-	if bulkhead != nil {
-		if g.bulkhead, err = bulkhead.Allow(ctx); err != nil {
-			g.breaker.Done(err)
-			g.limit.Done(err)
-			g.shed.Done(err)
-			return g, err
-		}
-	}
-	return g, nil
 }
 
 // done reports the call's error to every guard, innermost first.

@@ -60,12 +60,26 @@ func TestPipelineAsksGuardsInOrderAndTellsThemInReverse(t *testing.T) {
 		t.Fatalf("got %+v, %v, log %q; want the fallback and log %q", res, err, log, want)
 	}
 
-	log = nil
-	guards["limit"].refuse = ratelimit.ErrLimited
-	res, err = p.Execute(context.Background(), "k", func(context.Context) (int, error) { t.Fatal("fn ran"); return 0, nil })
-	want = []string{"allow shed", "allow limit", "done shed " + ratelimit.ErrLimited.Error()}
-	if err != nil || res.Reason != breakerimpl.ReasonRejected || !slices.Equal(log, want) {
-		t.Fatalf("refused: got %+v, %v, log %q; want reason rejected and log %q", res, err, log, want)
+	// A guard that refuses is the last asked, and only those outside it
+	// are told, innermost first.
+	order := []string{"shed", "limit", "breaker", "bulkhead"}
+	for i, refuser := range order {
+		log = nil
+		for _, n := range order {
+			guards[n].refuse = nil
+		}
+		guards[refuser].refuse = breakerimpl.ErrRejected
+		res, err = p.Execute(context.Background(), "k", func(context.Context) (int, error) { t.Fatal("fn ran"); return 0, nil })
+		want = nil
+		for _, n := range order[:i+1] {
+			want = append(want, "allow "+n)
+		}
+		for j := i - 1; j >= 0; j-- {
+			want = append(want, "done "+order[j]+" "+breakerimpl.ErrRejected.Error())
+		}
+		if err != nil || res.Reason != breakerimpl.ReasonRejected || !slices.Equal(log, want) {
+			t.Fatalf("%s refused: got %+v, %v, log %q; want reason rejected and log %q", refuser, res, err, log, want)
+		}
 	}
 }
 
