@@ -185,7 +185,9 @@ func (c *Cache[K, T]) Remember(key K, v T) {
 		c.insert(h, key, v, now)
 		return
 	}
-	e.set(v, now)
+	e.mu.Lock() // e.set(v, now), written out: the call costs a tenth of Remember
+	e.value, e.at = v, now
+	e.mu.Unlock()
 	if e.used.Load() != now {
 		e.used.Store(now)
 	}
