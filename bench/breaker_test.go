@@ -318,3 +318,41 @@ func BenchmarkBaselineIndependent(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkBaselineRefusal measures the machine rather than a library: the
+// least a refusal through a call like circuitbreaker.Execute can cost, a
+// generic function that is not inlined, reads one flag and returns an
+// error (with and without an atomic count of the refusal). No breaker's
+// Peers/open row can be faster than the first.
+func BenchmarkBaselineRefusal(b *testing.B) {
+	g := &refuser{open: true}
+	ctx := context.Background()
+	b.Run("call", func(b *testing.B) {
+		for range b.N {
+			_, err := refuse(ctx, g, succeed, false)
+			check(b, err, false)
+		}
+	})
+	b.Run("call+count", func(b *testing.B) {
+		for range b.N {
+			_, err := refuse(ctx, g, succeed, true)
+			check(b, err, false)
+		}
+	})
+}
+
+type refuser struct {
+	open    bool
+	refused atomic.Uint64
+}
+
+//go:noinline
+func refuse[T any](ctx context.Context, g *refuser, fn func(context.Context) (T, error), count bool) (v T, err error) {
+	if g.open {
+		if count {
+			g.refused.Add(1)
+		}
+		return v, errDown
+	}
+	return fn(ctx)
+}
