@@ -64,7 +64,7 @@ func TestProductsFromDBThenCache(t *testing.T) {
 			if rec.Code != 503 || rec.Header().Get(HeaderSource) != "none" {
 				t.Errorf("no-fallback variant: %d %v", rec.Code, rec.Header())
 			}
-		} else if rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" || rec.Body.String() != healthy || rec.Header().Get(HeaderAge) == "" {
+		} else if rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" || rec.Header().Get(HeaderReason) != "error" || rec.Body.String() != healthy || rec.Header().Get(HeaderAge) == "" {
 			t.Errorf("cache fallback: %d %v %q", rec.Code, rec.Header(), rec.Body)
 		}
 		if rec := get(t, h, "/products/8"); rec.Code != 503 || rec.Header().Get(HeaderSource) != "none" {
@@ -241,7 +241,8 @@ func TestRecommendations(t *testing.T) {
 	// The dependency goes away: the default list is served, said so.
 	s.rec.close()
 	rec = get(t, h, "/products/5/recommendations")
-	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" || json.Unmarshal(rec.Body.Bytes(), &l) != nil || !reflect.DeepEqual(l.Items, bestsellers) {
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" || rec.Header().Get(HeaderReason) == "" || rec.Header().Get(HeaderAge) != "" ||
+		json.Unmarshal(rec.Body.Bytes(), &l) != nil || !reflect.DeepEqual(l.Items, bestsellers) {
 		t.Fatalf("degraded: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 	if st := s.State(); st.Retries["recommendations"].Budget == nil || st.Bulkheads["recommendations"].Name != "recommendations" {

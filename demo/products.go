@@ -32,24 +32,18 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set(HeaderBreaker, s.dbBreaker.State().String())
-	switch {
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
 		h.Set(HeaderSource, "db")
 		http.Error(w, "no such product", http.StatusNotFound)
 		return
+	}
+	setSource(h, res, err, "db", true)
+	switch {
 	case err != nil:
-		h.Set(HeaderSource, "none")
-		h.Set(HeaderReason, res.Reason.String())
 		s.log.Warn("product unavailable", "id", id, "reason", res.Reason.String(), "err", err)
 		http.Error(w, "product temporarily unavailable", http.StatusServiceUnavailable)
 		return
-	}
-	if res.Source == breakerimpl.SourcePrimary {
-		h.Set(HeaderSource, "db")
-	} else {
-		h.Set(HeaderSource, res.Source)
-		h.Set(HeaderReason, res.Reason.String())
-		h.Set(HeaderAge, strconv.FormatInt(res.Age.Milliseconds(), 10))
+	case res.Source != breakerimpl.SourcePrimary:
 		s.log.Info("product served from fallback", "id", id, "source", res.Source, "reason", res.Reason.String(), "age", res.Age)
 	}
 	if s.cfg.FallbackEmpty && res.Source != breakerimpl.SourcePrimary {

@@ -133,17 +133,12 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 	})
 	h := w.Header()
 	h.Set(HeaderBreaker, rec.breaker.State().String())
+	setSource(h, res, err, "upstream", false)
 	if err != nil {
-		h.Set(HeaderSource, "none")
-		h.Set(HeaderReason, res.Reason.String())
 		http.Error(w, "recommendations unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	if res.Source == breakerimpl.SourcePrimary {
-		h.Set(HeaderSource, "upstream")
-	} else {
-		h.Set(HeaderSource, res.Source)
-		h.Set(HeaderReason, res.Reason.String())
+	if res.Source != breakerimpl.SourcePrimary {
 		s.log.Info("recommendations degraded", "id", id, "source", res.Source, "reason", res.Reason.String())
 		if s.cfg.FallbackEmpty {
 			return

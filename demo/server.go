@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,26 @@ const (
 	HeaderAge     = "X-Chaoskit-Age"     // age of a served cache copy, in ms
 	HeaderReason  = "X-Chaoskit-Reason"  // why the primary did not serve
 )
+
+// setSource sets the headers that say who served a call through a
+// breakerimpl.Pipeline: none (with the reason) when the call failed, the
+// route's primary (named primary) when it served, or the fallback with the
+// reason the primary did not, and the copy's age when withAge.
+func setSource[T any](h http.Header, res breakerimpl.Result[T], err error, primary string, withAge bool) {
+	switch {
+	case err != nil:
+		h.Set(HeaderSource, "none")
+		h.Set(HeaderReason, res.Reason.String())
+	case res.Source == breakerimpl.SourcePrimary:
+		h.Set(HeaderSource, primary)
+	default:
+		h.Set(HeaderSource, res.Source)
+		h.Set(HeaderReason, res.Reason.String())
+		if withAge {
+			h.Set(HeaderAge, strconv.FormatInt(res.Age.Milliseconds(), 10))
+		}
+	}
+}
 
 // Bugs are the bugs the demo can plant (Config.Bug), for fault-schedule
 // fuzzing to find.
