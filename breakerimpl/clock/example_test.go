@@ -24,3 +24,12 @@ func ExampleDefault() {
 	fmt.Println(c.Resolution())
 	// Output: 1ms
 }
+
+func ExampleInstant() {
+	c := clock.NewInstant(time.Time{})
+	t := c.NewTimer(2 * time.Second) // a backoff: over before NewTimer returns
+	<-t.C()
+	c.NewTimer(500 * time.Millisecond)
+	fmt.Println(c.Waits(), time.Duration(c.Nanotime()))
+	// Output: [2s 500ms] 2.5s
+}

@@ -161,3 +161,46 @@ func (t *fakeTimer) fire() {
 	default: // like a real timer, never block the clock
 	}
 }
+
+// Instant is a Fake on which every wait ends at once: a timer made with
+// NewTimer moves the clock to its deadline as it is made (firing the
+// timers due on the way), and the length of each such wait is recorded.
+// It is for tests of code that backs off or waits between attempts (a
+// retry, a hedge): the waits take no time, and the test can check them.
+// AfterFunc timers are not moved to: they fire when something advances
+// the clock past them. An Instant is safe for concurrent use.
+type Instant struct {
+	*Fake
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+// NewInstant returns an Instant reading start (a fixed date if start is
+// zero), as NewFake.
+func NewInstant(start time.Time) *Instant { return &Instant{Fake: NewFake(start)} }
+
+// NewTimer records d, makes a timer due in d and advances the clock by d,
+// so the timer has fired when NewTimer returns.
+func (c *Instant) NewTimer(d time.Duration) Timer {
+	c.mu.Lock()
+	c.waits = append(c.waits, d)
+	c.mu.Unlock()
+	t := c.Fake.NewTimer(d)
+	c.Fake.Advance(d)
+	return t
+}
+
+// Waits returns the waits NewTimer recorded, oldest first, since the
+// clock was made or ResetWaits last ran.
+func (c *Instant) Waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.waits)
+}
+
+// ResetWaits forgets the waits recorded so far.
+func (c *Instant) ResetWaits() {
+	c.mu.Lock()
+	c.waits = nil
+	c.mu.Unlock()
+}

@@ -17,20 +17,6 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
 
-// autoClock is a fake clock on which every wait ends at once, recording
-// the waits.
-type autoClock struct {
-	*clock.Fake
-	waits []time.Duration
-}
-
-func (c *autoClock) NewTimer(d time.Duration) clock.Timer {
-	c.waits = append(c.waits, d)
-	t := c.Fake.NewTimer(d)
-	c.Fake.Advance(d)
-	return t
-}
-
 // flaky answers 503 with Retry-After: 2 to its first failures requests,
 // then echoes the method and body; it counts the requests.
 func flaky(failures int32, n *atomic.Int32) http.Handler {
@@ -75,7 +61,7 @@ func TestRetryTransport(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var n atomic.Int32
 			srv, c := serve(t, flaky(tc.failures, &n))
-			clk := &autoClock{Fake: clock.NewFake(time.Time{})}
+			clk := clock.NewInstant(time.Time{})
 			r := retry.New(retry.Settings{MaxAttempts: 3, Backoff: time.Millisecond, Clock: clk})
 			c.Transport = httpx.WithRetry(c.Transport, r, httpx.RetryOptions{})
 			resp, err := c.Do(tc.req(srv.URL))
@@ -87,9 +73,9 @@ func TestRetryTransport(t *testing.T) {
 			if resp.StatusCode != tc.status || string(body) != tc.body || n.Load() != tc.attempts {
 				t.Fatalf("%d %q after %d requests; want %d %q after %d", resp.StatusCode, body, n.Load(), tc.status, tc.body, tc.attempts)
 			}
-			for _, w := range clk.waits {
+			for _, w := range clk.Waits() {
 				if w != 2*time.Second {
-					t.Fatalf("waits %v, want the server's Retry-After of 2 s each", clk.waits)
+					t.Fatalf("waits %v, want the server's Retry-After of 2 s each", clk.Waits())
 				}
 			}
 		})

@@ -15,20 +15,6 @@ import (
 // by Go's native fuzzing (FuzzSchedule, in fuzz_test.go) and go-fuzz (Fuzz,
 // in fuzz_gofuzz.go, built with the gofuzz tag). It is not used otherwise.
 
-// fuzzClock is a fake clock on which every wait ends at once: a timer moves
-// the clock to its deadline as it is made.
-type fuzzClock struct {
-	*clock.Fake
-	waits []time.Duration
-}
-
-func (c *fuzzClock) NewTimer(d time.Duration) clock.Timer {
-	c.waits = append(c.waits, d)
-	t := c.Fake.NewTimer(d)
-	c.Fake.Advance(d)
-	return t
-}
-
 var errFuzz = errors.New("fuzz: attempt failed")
 
 // fuzzSchedule runs calls decoded from data through one Retry and checks,
@@ -41,7 +27,7 @@ var errFuzz = errors.New("fuzz: attempt failed")
 // violation and returns 1 when the input made retries.
 func fuzzSchedule(data []byte) int {
 	in := fuzzbytes.Input(data)
-	clk := &fuzzClock{Fake: clock.NewFake(time.Time{})}
+	clk := clock.NewInstant(time.Time{})
 	maxAttempts := 1 + int(in.Next()%8)
 	backoff := (time.Duration(in.Next()) + 1) * time.Millisecond
 	maxBackoff := backoff * time.Duration(1+in.Next()%64)
@@ -108,8 +94,8 @@ func fuzzSchedule(data []byte) int {
 			errs = append(errs, last)
 			return len(starts), last
 		})
-		waits := clk.waits
-		clk.waits = nil
+		waits := clk.Waits()
+		clk.ResetWaits()
 
 		n := len(starts)
 		if n > maxAttempts {

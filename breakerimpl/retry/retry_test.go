@@ -55,7 +55,7 @@ func TestBackoffIsFullJitterUnderTheCap(t *testing.T) {
 }
 
 func TestExecuteRetriesWithBackoffUntilSuccess(t *testing.T) {
-	clk := newAutoClock()
+	clk := clock.NewInstant(time.Time{})
 	var events []string
 	r := retry.New(retry.Settings{
 		Name: "inventory", MaxAttempts: 4, Backoff: 100 * time.Millisecond, Rand: half, Clock: clk,
@@ -66,8 +66,8 @@ func TestExecuteRetriesWithBackoffUntilSuccess(t *testing.T) {
 	if v != "ok" || err != nil || attempts != 3 {
 		t.Fatalf("got %q, %v after %d attempts; want ok after 3", v, err, attempts)
 	}
-	if want := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}; !slices.Equal(clk.waits, want) {
-		t.Fatalf("waits %v, want %v", clk.waits, want)
+	if want := []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}; !slices.Equal(clk.Waits(), want) {
+		t.Fatalf("waits %v, want %v", clk.Waits(), want)
 	}
 	if want := []string{"retrying 1 50ms", "retrying 2 100ms"}; !slices.Equal(events, want) {
 		t.Fatalf("events %q, want %q", events, want)
@@ -96,7 +96,7 @@ func TestWhenRetriesStop(t *testing.T) {
 		{"budget", retry.Settings{Budget: retry.NewBudget(retry.BudgetSettings{MinRetries: -1, Clock: clock.NewFake(time.Time{})})}, []error{errDown}, 1, retry.WhyBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newAutoClock()
+			clk := clock.NewInstant(time.Time{})
 			s := tc.s
 			s.Rand, s.Clock = half, clk
 			var why string
@@ -115,15 +115,15 @@ func TestWhenRetriesStop(t *testing.T) {
 }
 
 func TestRetryAfterIsRespected(t *testing.T) {
-	clk := newAutoClock()
+	clk := clock.NewInstant(time.Time{})
 	r := retry.New(retry.Settings{Backoff: 100 * time.Millisecond, Rand: half, Clock: clk})
 	var attempts int
 	throttled := retry.After(errDown, 3*time.Second)
 	if _, err := retry.Execute(context.Background(), r, failing(&attempts, throttled, errDown)); err != nil {
 		t.Fatal(err)
 	}
-	if want := []time.Duration{3 * time.Second, 100 * time.Millisecond}; !slices.Equal(clk.waits, want) {
-		t.Fatalf("waits %v, want %v: Retry-After first, then the backoff", clk.waits, want)
+	if want := []time.Duration{3 * time.Second, 100 * time.Millisecond}; !slices.Equal(clk.Waits(), want) {
+		t.Fatalf("waits %v, want %v: Retry-After first, then the backoff", clk.Waits(), want)
 	}
 	if d, ok := retry.RetryAfter(fmt.Errorf("wrapped: %w", throttled)); !ok || d != 3*time.Second {
 		t.Fatalf("RetryAfter through a wrap = %v, %v", d, ok)
@@ -131,7 +131,7 @@ func TestRetryAfterIsRespected(t *testing.T) {
 }
 
 func TestNoRetryPastTheDeadline(t *testing.T) {
-	clk := newAutoClock()
+	clk := clock.NewInstant(time.Time{})
 	r := retry.New(retry.Settings{Backoff: time.Second, Rand: half, Clock: clk})
 	ctx, cancel := context.WithDeadline(context.Background(), clk.Now().Add(400*time.Millisecond))
 	defer cancel()
@@ -139,8 +139,8 @@ func TestNoRetryPastTheDeadline(t *testing.T) {
 	if _, err := retry.Execute(ctx, r, failing(&attempts, errDown, errDown)); err != errDown || attempts != 1 {
 		t.Fatalf("%d attempts, %v; want one, not a 500 ms wait past a 400 ms deadline", attempts, err)
 	}
-	if len(clk.waits) != 0 {
-		t.Fatalf("waited %v", clk.waits)
+	if len(clk.Waits()) != 0 {
+		t.Fatalf("waited %v", clk.Waits())
 	}
 }
 
@@ -190,7 +190,7 @@ func TestAttemptTimeout(t *testing.T) {
 }
 
 func TestPanicIsNotRetried(t *testing.T) {
-	r := retry.New(retry.Settings{Clock: newAutoClock()})
+	r := retry.New(retry.Settings{Clock: clock.NewInstant(time.Time{})})
 	attempts := 0
 	defer func() {
 		if recover() != "boom" || attempts != 1 {

@@ -22,17 +22,6 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
 
-// autoClock is a fake clock on which every wait ends at once: a timer
-// moves the clock to its deadline as it is made (firing the timeouts due
-// on the way).
-type autoClock struct{ *clock.Fake }
-
-func (c autoClock) NewTimer(d time.Duration) clock.Timer {
-	t := c.Fake.NewTimer(d)
-	c.Fake.Advance(d)
-	return t
-}
-
 // countingGuard wraps a guard and counts what it admits, refuses and is
 // told.
 type countingGuard struct {
@@ -85,7 +74,7 @@ const (
 // a call fail.
 func fuzzPipeline(data []byte) int {
 	in := fuzzbytes.Input(data)
-	clk := autoClock{clock.NewFake(time.Time{})}
+	clk := clock.NewInstant(time.Time{})
 	maxAttempts := 1 + int(in.Next()%4)
 	withFallback := in.Next()%4 != 0
 	limiter := &countingGuard{g: ratelimit.NewConcurrency(ratelimit.ConcurrencySettings{Max: 1 + int(in.Next()%2)})}
