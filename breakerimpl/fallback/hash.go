@@ -20,8 +20,6 @@ import (
 const (
 	wyp0 = 0xa0761d6478bd642f
 	wyp1 = 0xe7037ed1a0b428db
-	wyp2 = 0x8ebc6af09c88c6e3
-	wyp3 = 0x589965cc75374cc3
 )
 
 // load32 reads the four bytes at p+off, little-endian, as the runtime's
