@@ -9,7 +9,7 @@
 //
 //	breakerimpl                 outcome and reason codes, sentinel errors, Guard and
 //	                            Permit (the two-step form), Fallback, Result, Pipeline
-//	breakerimpl/clock           Clock: Default (coarse, cheap), Real, Fake (tests)
+//	breakerimpl/clock           Clock: Default (coarse, cheap), Real, Fake and Instant (tests)
 //	breakerimpl/circuitbreaker  closed/open/half-open; rules ErrorRate (hystrix),
 //	                            ConsecutiveFailures (gobreaker), Adaptive (Google SRE
 //	                            throttling); backoff, overrides, run-time settings,
