@@ -24,7 +24,9 @@
 //
 // The hot paths read no clock but the coarse one, take no lock and never
 // allocate: a successful call, like a rejection, costs one compare-and-swap
-// on a counter striped across cores.
+// on a counter striped across cores. An open breaker does not even read the
+// coarse clock to refuse: a timer on Settings.Clock marks the end of its
+// open duration.
 package circuitbreaker
 
 import (
@@ -53,7 +55,13 @@ var (
 // use.
 type Breaker struct {
 	period atomic.Pointer[period] // the current state; replaced whole on every change
-	_      [cacheLine - 8]byte
+	// shut is nonzero while the breaker is open and its open duration has
+	// not ended (or it is forced open), so that a rejection reads one word
+	// and no clock. A timer clears it when the duration ends; the next call
+	// then finds the open period on the slow path and moves to half-open.
+	// Zero says nothing: the period decides.
+	shut atomic.Uint64
+	_    [cacheLine - 16]byte
 
 	// successes counts the successes of calls admitted in the current
 	// closed period (the rolling windows read it); rejections every call
@@ -77,6 +85,8 @@ type Breaker struct {
 
 	mu             sync.Mutex // serialises changes of state and settings, and their events
 	changes        uint64
+	shutTag        uint64      // the last value stored in shut
+	shutTimer      clock.Timer // clears shut at the end of the open duration
 	overrideReason string
 	overrideAt     time.Time
 }
@@ -233,6 +243,9 @@ func (b *Breaker) Allow(ctx context.Context) (breakerimpl.Permit, error) {
 }
 
 func (b *Breaker) allow() (breakerimpl.Permit, error) {
+	if b.shut.Load() != 0 && b.rejections.tryInc() {
+		return breakerimpl.Permit{}, ErrOpen
+	}
 	for {
 		p := b.period.Load()
 		switch p.state {
@@ -432,18 +445,43 @@ func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, deta
 	case Closed:
 		b.newWindow(next)
 	}
-	next.settle()
 	counts := cur.counts()
-	b.period.Store(next)
+	b.install(next)
 	b.publish(next, StateChange{From: cur.state, To: to, Reason: why, Detail: detail, Counts: counts, OpenFor: next.openFor})
 	return next
 }
 
 // replace installs a copy of the current period with the same state and
 // generation, so that calls running keep counting. b.mu is held.
-func (b *Breaker) replace(next *period) {
+func (b *Breaker) replace(next *period) { b.install(next) }
+
+// install makes next the current period, and sets shut for as long as
+// next refuses every call. b.mu is held.
+func (b *Breaker) install(next *period) {
 	next.settle()
+	// Clear shut before the store, set it after: shut is never set while
+	// a period that admits calls is current.
+	b.shut.Store(0)
+	if b.shutTimer != nil {
+		b.shutTimer.Stop()
+		b.shutTimer = nil
+	}
 	b.period.Store(next)
+	if next.state != Open {
+		return
+	}
+	wait := next.until - b.nanotime()
+	if wait <= 0 {
+		return
+	}
+	b.shutTag++
+	tag := b.shutTag
+	b.shut.Store(tag)
+	if next.until != math.MaxInt64 { // forced open: until an operator says otherwise
+		// A timer that fires after a later install finds another tag and
+		// leaves shut alone.
+		b.shutTimer = b.clock.AfterFunc(time.Duration(wait), func() { b.shut.CompareAndSwap(tag, 0) })
+	}
 }
 
 // publish numbers e, completes it and hands it to the listener. b.mu is
@@ -597,6 +635,11 @@ func (b *Breaker) RetryAfter() time.Duration {
 // refuses, fn does not run and the error is ErrOpen, ErrHalfOpenFull or
 // ErrThrottled. A panic in fn counts as a failure and is raised again.
 func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T, error)) (v T, err error) {
+	// An open breaker, while shut: one load and the count. When the count's
+	// first word is contended, the path below counts on a stripe.
+	if b.shut.Load() != 0 && b.rejections.tryInc() {
+		return v, ErrOpen
+	}
 	p := b.period.Load()
 	if !p.fast {
 		var now int64

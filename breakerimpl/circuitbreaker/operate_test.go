@@ -241,9 +241,39 @@ func TestUpdateKeepsCounts(t *testing.T) {
 		if ra := cb.RetryAfter(); ra != 5*time.Second {
 			t.Fatalf("RetryAfter %v, want 5s", ra)
 		}
+		if err := call(cb, nil); !errors.Is(err, circuitbreaker.ErrOpen) {
+			t.Fatalf("call 5s before the new end: %v, want ErrOpen", err)
+		}
 		clk.Advance(5 * time.Second)
-		if got := cb.State(); got != circuitbreaker.HalfOpen {
-			t.Fatalf("%v, want half-open", got)
+		if err := call(cb, nil); err != nil {
+			t.Fatalf("call at the new end: %v, want a probe that runs", err)
+		}
+		if got := cb.State(); got != circuitbreaker.Closed {
+			t.Fatalf("%v after a good probe, want closed", got)
+		}
+	})
+	t.Run("an open duration shortened to one already over admits a probe at once", func(t *testing.T) {
+		clk := clock.NewFake(time.Time{})
+		cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
+		call(cb, errDown)
+		clk.Advance(10 * time.Second)
+		cb.Update(func(s *circuitbreaker.Settings) { s.OpenDuration = 5 * time.Second })
+		if err := call(cb, nil); err != nil {
+			t.Fatalf("call: %v, want a probe that runs", err)
+		}
+	})
+	t.Run("a lengthened open duration goes on refusing", func(t *testing.T) {
+		clk := clock.NewFake(time.Time{})
+		cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
+		call(cb, errDown)
+		cb.Update(func(s *circuitbreaker.Settings) { s.OpenDuration = 2 * time.Minute })
+		clk.Advance(time.Minute)
+		if err := call(cb, nil); !errors.Is(err, circuitbreaker.ErrOpen) {
+			t.Fatalf("call after the old end: %v, want ErrOpen", err)
+		}
+		clk.Advance(time.Minute)
+		if err := call(cb, nil); err != nil {
+			t.Fatalf("call at the new end: %v, want a probe that runs", err)
 		}
 	})
 	t.Run("probes", func(t *testing.T) {

@@ -82,6 +82,10 @@ func (c *counter) inc() {
 	}
 }
 
+// tryInc adds one on the first word, unless it is contended, and reports
+// whether it did. Callers that get false add with inc on another path.
+func (c *counter) tryInc() bool { return !c.contended.Load() && c.incFirst() }
+
 func (c *counter) incFirst() bool {
 	old := c.first.Load()
 	return c.first.CompareAndSwap(old, old+1)
