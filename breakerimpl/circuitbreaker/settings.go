@@ -71,7 +71,9 @@ import (
 // source do.
 //
 // Clock is the time source. Nil means clock.Default(), a coarse clock whose
-// reading costs an atomic load; tests pass a *clock.Fake.
+// reading costs an atomic load; tests pass a *clock.Fake. The breaker also
+// sets a timer on it (AfterFunc) each time it opens, to stop refusing on
+// its fast path when the open duration ends.
 type Settings struct {
 	Name              string
 	Rule              Rule
