@@ -320,7 +320,7 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 		} else {
 			b.succeededRun(p)
 		}
-		if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+		if c := &b.successes; !c.tryInc() { // c.inc(), inlined
 			c.incStriped()
 		}
 		return
@@ -337,7 +337,7 @@ func (b *Breaker) succeeded(p *period) {
 	} else {
 		b.succeededRun(p)
 	}
-	if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+	if c := &b.successes; !c.tryInc() { // c.inc(), inlined
 		c.incStriped()
 	}
 }
@@ -649,7 +649,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 			now = b.clockNanotime()
 		}
 		if p.state == Open && now < p.until {
-			if c := &b.rejections; c.contended.Load() || !c.incFirst() { // c.inc()
+			if c := &b.rejections; !c.tryInc() { // c.inc(), inlined
 				c.incStriped()
 			}
 			return v, ErrOpen
@@ -685,7 +685,7 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 		} else {
 			b.succeededRun(p)
 		}
-		if c := &b.successes; c.contended.Load() || !c.incFirst() { // c.inc()
+		if c := &b.successes; !c.tryInc() { // c.inc(), inlined
 			c.incStriped()
 		}
 	}()

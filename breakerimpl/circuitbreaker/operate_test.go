@@ -21,6 +21,15 @@ func call(cb *circuitbreaker.Breaker, err error) error {
 	return got
 }
 
+// openedForAMinute returns a breaker on a fake clock that one failure has
+// just opened for a minute.
+func openedForAMinute() (*circuitbreaker.Breaker, *clock.Fake) {
+	clk := clock.NewFake(time.Time{})
+	cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
+	call(cb, errDown)
+	return cb, clk
+}
+
 // sequence returns a Rand that plays back values, then repeats the last.
 func sequence(values ...float64) func() float64 {
 	i := 0
@@ -233,9 +242,7 @@ func TestUpdateKeepsCounts(t *testing.T) {
 		}
 	})
 	t.Run("a new open duration applies to the current stay", func(t *testing.T) {
-		clk := clock.NewFake(time.Time{})
-		cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
-		call(cb, errDown)
+		cb, clk := openedForAMinute()
 		clk.Advance(10 * time.Second)
 		cb.Update(func(s *circuitbreaker.Settings) { s.OpenDuration = 15 * time.Second })
 		if ra := cb.RetryAfter(); ra != 5*time.Second {
@@ -253,9 +260,7 @@ func TestUpdateKeepsCounts(t *testing.T) {
 		}
 	})
 	t.Run("an open duration shortened to one already over admits a probe at once", func(t *testing.T) {
-		clk := clock.NewFake(time.Time{})
-		cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
-		call(cb, errDown)
+		cb, clk := openedForAMinute()
 		clk.Advance(10 * time.Second)
 		cb.Update(func(s *circuitbreaker.Settings) { s.OpenDuration = 5 * time.Second })
 		if err := call(cb, nil); err != nil {
@@ -263,9 +268,7 @@ func TestUpdateKeepsCounts(t *testing.T) {
 		}
 	})
 	t.Run("a lengthened open duration goes on refusing", func(t *testing.T) {
-		clk := clock.NewFake(time.Time{})
-		cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Minute, Clock: clk})
-		call(cb, errDown)
+		cb, clk := openedForAMinute()
 		cb.Update(func(s *circuitbreaker.Settings) { s.OpenDuration = 2 * time.Minute })
 		clk.Advance(time.Minute)
 		if err := call(cb, nil); !errors.Is(err, circuitbreaker.ErrOpen) {
