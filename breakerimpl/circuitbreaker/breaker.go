@@ -451,12 +451,10 @@ func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, deta
 	return next
 }
 
-// replace installs a copy of the current period with the same state and
-// generation, so that calls running keep counting. b.mu is held.
-func (b *Breaker) replace(next *period) { b.install(next) }
-
 // install makes next the current period, and sets shut for as long as
-// next refuses every call. b.mu is held.
+// next refuses every call. next is a new state (enter), or a copy of the
+// current period with the same state and generation (a change of settings
+// or override), so that calls running keep counting. b.mu is held.
 func (b *Breaker) install(next *period) {
 	next.settle()
 	// Clear shut before the store, set it after: shut is never set while
@@ -531,7 +529,7 @@ func (b *Breaker) force(ov Override, reason string) {
 		// a breaker already automatic told to resume.
 		next := *cur
 		next.override = ov
-		b.replace(&next)
+		b.install(&next)
 		why := ManualClose
 		if ov == Automatic {
 			why = ManualResume
@@ -569,7 +567,7 @@ func (b *Breaker) Update(change func(*Settings)) {
 			break
 		}
 		b.newWindow(&next)
-		b.replace(&next)
+		b.install(&next)
 		b.publish(&next, StateChange{From: Closed, To: Closed, Reason: Reconfigured, Counts: cur.counts()})
 		return
 	case Open:
@@ -578,7 +576,7 @@ func (b *Breaker) Update(change func(*Settings)) {
 			next.until = cur.since + int64(next.openFor)
 		}
 	}
-	b.replace(&next)
+	b.install(&next)
 }
 
 // sameRule reports whether a and b are equal rule values.
