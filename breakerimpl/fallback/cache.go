@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -88,6 +89,9 @@ type set[K comparable, T any] struct {
 type entry[K comparable, T any] struct {
 	hash uint64
 	key  K
+	// words are the shortWords of a string key of at most maxShortKey
+	// bytes; zero for other keys.
+	words [2]uint64
 	// used is the Nanotime the entry was last remembered or served, for
 	// eviction. It is written only when it changes, so a key remembered
 	// many times within one tick of a coarse clock costs no extra write.
@@ -153,12 +157,22 @@ func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
 	if c.stringKeys {
 		// Without maphash.Comparable's look-up of the map type's hasher
 		// and the indirect call to it; short keys without maphash's
-		// three calls (hash.go).
-		if k := any(key).(string); len(k) <= maxShortKey {
-			h = hashShort(c.shortSeed, k)
-		} else {
-			h = maphash.String(c.seed, k)
+		// three calls, and compared by their words and length rather
+		// than by a call to memequal (hash.go).
+		k := any(key).(string)
+		if n := len(k); n <= maxShortKey {
+			a, b := shortWords(k)
+			h = mixShort(c.shortSeed, a, b, n)
+			s := &c.sets[h&c.mask]
+			for i := range s.slots {
+				// K is string, so e.key's length is read as one.
+				if e := s.slots[i].Load(); e != nil && e.hash == h && e.words == [2]uint64{a, b} && len(*(*string)(unsafe.Pointer(&e.key))) == n {
+					return e, h
+				}
+			}
+			return nil, h
 		}
+		h = maphash.String(c.seed, k)
 	} else {
 		h = maphash.Comparable(c.seed, key)
 	}
@@ -214,6 +228,11 @@ func (c *Cache[K, T]) insert(h uint64, key K, v T, now int64) {
 		}
 	}
 	e := &entry[K, T]{hash: h, key: key, value: v, at: now}
+	if c.stringKeys {
+		if k := any(key).(string); len(k) <= maxShortKey {
+			e.words[0], e.words[1] = shortWords(k)
+		}
+	}
 	e.used.Store(now)
 	switch {
 	case free < 0: // the set is full: replace its least recently used

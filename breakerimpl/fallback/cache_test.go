@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -198,5 +199,39 @@ func TestRememberUnderContention(t *testing.T) {
 	c.Remember("k", pair{-1, -1})
 	if v, _, _ := c.Get("k"); v != (pair{-1, -1}) {
 		t.Fatalf("Get = %+v after the last write, want {-1 -1}", v)
+	}
+}
+
+// A cache of string keys serves, for every key it still holds, the value
+// last remembered for that key and no other: checked against a map over
+// random keys of every length around the short-key path's limit, drawn
+// from two letters so that keys share words, prefixes and lengths.
+func TestCacheStringKeysAgainstAMap(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	c := fallback.NewCache[string, int](fallback.CacheSettings{MaxEntries: 64})
+	latest := map[string]int{}
+	served := 0
+	for i := range 200_000 {
+		key := make([]byte, rnd.IntN(20))
+		for j := range key {
+			key[j] = "ab"[rnd.IntN(2)]
+		}
+		k := string(key)
+		if rnd.IntN(2) == 0 {
+			c.Remember(k, i)
+			latest[k] = i
+			continue
+		}
+		v, _, ok := c.Get(k)
+		if !ok {
+			continue
+		}
+		served++
+		if want, seen := latest[k]; !seen || v != want {
+			t.Fatalf("Get(%q) = %d; the last value remembered for it is %d (remembered: %v)", k, v, want, seen)
+		}
+	}
+	if served < 10_000 {
+		t.Fatalf("only %d of about 100,000 look-ups were served: the test checks too little", served)
 	}
 }

@@ -49,19 +49,33 @@ const maxShortKey = 16
 
 // hashShort hashes a key of at most maxShortKey bytes.
 func hashShort(seed uint64, key string) uint64 {
+	a, b := shortWords(key)
+	return mixShort(seed, a, b, len(key))
+}
+
+// shortWords loads a key of at most maxShortKey bytes into two words, as
+// wyhash does. The loads cover every byte of the key, so the words and the
+// key's length together determine the key: Cache.find compares them in
+// place of the bytes, without a call to the runtime's memequal.
+func shortWords(key string) (a, b uint64) {
 	n := len(key)
-	var a, b uint64
 	p := unsafe.Pointer(unsafe.StringData(key))
 	switch {
 	case n >= 4:
 		// Two pairs of 4-byte loads, which overlap when n < 16; every
-		// offset is within the key (q <= 8, n-4-q >= 0).
+		// offset is within the key (q <= 8, n-4-q >= 0), and together they
+		// cover it: [0,4) [q,q+4) [n-4-q,n-q) [n-4,n).
 		q := (n >> 3) << 2
 		a = load32(p, 0)<<32 | load32(p, q)
 		b = load32(p, n-4)<<32 | load32(p, n-4-q)
 	case n > 0:
 		a = uint64(load8(p, 0))<<16 | uint64(load8(p, n>>1))<<8 | uint64(load8(p, n-1))
 	}
+	return a, b
+}
+
+// mixShort is the hash of a key of n bytes whose shortWords are a and b.
+func mixShort(seed, a, b uint64, n int) uint64 {
 	hi, lo := bits.Mul64(a^wyp1, b^seed)
 	return wymix(lo^wyp0^uint64(n), hi^wyp1)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,83 @@ func TestHashShortSpreadsSequentialKeys(t *testing.T) {
 		if limit := sets - 1 + 6*math.Sqrt(2*(sets-1)); chi2 > limit {
 			t.Errorf("%q: chi-square %.0f over %d sets, above %.0f", format, chi2, sets, limit)
 		}
+	}
+}
+
+// shortWords loses nothing: a short key is rebuilt from its length and its
+// two words, for every length and for random bytes, which is what lets
+// Cache.find compare words and length in place of the key's bytes.
+func TestShortWordsDetermineTheKey(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n <= maxShortKey; n++ {
+		for range 200 {
+			key := make([]byte, n)
+			for i := range key {
+				key[i] = byte(rnd.Uint32())
+			}
+			a, b := shortWords(string(key))
+			if got := keyFromWords(n, a, b); got != string(key) {
+				t.Fatalf("len %d: key %q rebuilt from its words as %q", n, key, got)
+			}
+		}
+	}
+}
+
+// keyFromWords inverts shortWords for a key of n bytes.
+func keyFromWords(n int, a, b uint64) string {
+	key := make([]byte, n)
+	put32 := func(off int, w uint64) {
+		for i := range 4 {
+			key[off+i] = byte(w >> (8 * i))
+		}
+	}
+	switch {
+	case n >= 4:
+		q := (n >> 3) << 2
+		put32(0, a>>32)
+		put32(q, a)
+		put32(n-4, b>>32)
+		put32(n-4-q, b)
+	case n > 0:
+		key[0], key[n>>1], key[n-1] = byte(a>>16), byte(a>>8), byte(a)
+	}
+	return string(key)
+}
+
+// find never takes an entry for another key whose hash is equal: it
+// compares the keys (for short ones, their words and length). Each case
+// plants an entry for stored under the hash of looked, as a collision would.
+func TestFindComparesKeysNotHashes(t *testing.T) {
+	c := NewCache[string, int](CacheSettings{})
+	for _, tc := range []struct{ stored, looked string }{
+		{"item/1", "item/2"}, // same length, other words
+		{"abcdabcd", "abcd"}, // same words, other length
+		{"a", "aa"},          // same words, other length
+		{"", "\x00"},         // zero words
+		{"a key of 17 bytes", "a key of 17 byteZ"}, // past the short path
+	} {
+		var h uint64
+		if len(tc.looked) <= maxShortKey {
+			h = hashShort(c.shortSeed, tc.looked)
+		} else {
+			h = maphash.String(c.seed, tc.looked)
+		}
+		plant := func(key string) *entry[string, int] {
+			e := &entry[string, int]{hash: h, key: key}
+			if len(key) <= maxShortKey {
+				e.words[0], e.words[1] = shortWords(key)
+			}
+			c.sets[h&c.mask].slots[0].Store(e)
+			return e
+		}
+		plant(tc.stored)
+		if e, _ := c.find(tc.looked); e != nil {
+			t.Errorf("looking up %q found the entry of %q", tc.looked, tc.stored)
+		}
+		if want := plant(tc.looked); func() *entry[string, int] { e, _ := c.find(tc.looked); return e }() != want {
+			t.Errorf("looking up %q missed its own entry", tc.looked)
+		}
+		c.sets[h&c.mask].slots[0].Store(nil)
 	}
 }
 
