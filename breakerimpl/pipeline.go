@@ -155,10 +155,9 @@ type Hedger interface {
 // too, the panic is raised again.
 //
 // The success path does not allocate.
-func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Context) (T, error)) (Result[T], error) {
+func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Context) (T, error)) (res Result[T], err error) {
 	fb := p.Fallback
 	var v T
-	var err error
 	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
 		// A breaker (or nothing) alone: run it here rather than in
 		// primary, whose frame (four permits) costs stores to set up.
@@ -170,7 +169,8 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 		if fb != nil {
 			fb.Remember(key, v)
 		}
-		return Result[T]{Value: v, Source: SourcePrimary}, nil
+		res.Value, res.Source = v, SourcePrimary
+		return res, nil
 	}
 	return p.serveFallback(ctx, key, err)
 }
