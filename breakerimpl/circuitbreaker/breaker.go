@@ -22,11 +22,14 @@
 // exports them to Prometheus) and LogStateChanges logs changes with
 // log/slog.
 //
-// The hot paths read no clock but the coarse one, take no lock and never
-// allocate: a successful call, like a rejection, costs one compare-and-swap
-// on a counter striped across cores. An open breaker does not even read the
-// coarse clock to refuse: a timer on Settings.Clock marks the end of its
-// open duration.
+// The hot paths take no lock, never allocate and read no clock: a
+// successful call, like a rejection, costs one compare-and-swap on a
+// counter striped across cores. Timers on Settings.Clock tell them when
+// time matters: one marks the end of a rolling window's live bucket, which
+// the next success turns over, and one the end of an open duration, after
+// which the next call is let through as a probe. Calls that need a reading
+// (failures, slow-call timing, half-open) take it from the clock, which by
+// default is a coarse one that costs an atomic load.
 package circuitbreaker
 
 import (
@@ -308,14 +311,8 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 	if p := b.period.Load(); err == nil && p.fast && p.gen<<genShift == pm.ID() {
 		// succeeded, written out so that everything in it is inlined.
 		if r := p.roll; r != nil {
-			var now int64
-			if c := b.coarse; c != nil { // b.nanotime(), inlined
-				now = c.Nanotime()
-			} else {
-				now = b.clockNanotime()
-			}
-			if now >= r.next.Load() {
-				r.turn(now)
+			if r.due.Load() {
+				r.tick()
 			}
 		} else {
 			b.succeededRun(p)
@@ -331,8 +328,8 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 // succeeded records a success of the current closed period p.
 func (b *Breaker) succeeded(p *period) {
 	if r := p.roll; r != nil {
-		if now := b.nanotime(); now >= r.next.Load() {
-			r.turn(now)
+		if r.due.Load() {
+			r.tick()
 		}
 	} else {
 		b.succeededRun(p)
@@ -671,14 +668,8 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 		}
 		// b.succeeded(p), written out so that everything in it is inlined.
 		if r := p.roll; r != nil {
-			var now int64
-			if c := b.coarse; c != nil {
-				now = c.Nanotime()
-			} else {
-				now = b.clockNanotime()
-			}
-			if now >= r.next.Load() {
-				r.turn(now)
+			if r.due.Load() {
+				r.tick()
 			}
 		} else {
 			b.succeededRun(p)

@@ -127,6 +127,25 @@ func TestBreakerTransitions(t *testing.T) {
 			),
 		},
 		{
+			// A success does not read the clock: a timer marks the bucket's
+			// end, and the next success turns the buckets.
+			name: "error rate: successes count in the bucket of their time",
+			settings: circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{
+				Window: 10 * time.Second, Buckets: 10, MinRequests: 10, Percent: 50,
+			}},
+			steps: script(
+				[]step{{advance: 500 * time.Millisecond}},
+				calls(5, nil, closed),              // bucket 0
+				[]step{{advance: time.Second}},     // 1.5 s
+				calls(5, nil, closed),              // bucket 1
+				[]step{{advance: time.Second}},     // 2.5 s
+				calls(5, nil, closed),              // bucket 2
+				[]step{{advance: 9 * time.Second}}, // 11.5 s: buckets 0 and 1 have left the window
+				calls(4, errDown, closed),          // 4 of 9
+				calls(1, errDown, open),            // 5 of 10
+			),
+		},
+		{
 			name:     "context.Canceled is ignored by default",
 			settings: circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}},
 			steps: script(

@@ -302,7 +302,12 @@ func (w *throttleWindow) reconfigure(r Rule) bool {
 // the window's counts are the totals now minus the mark at the start of the
 // oldest bucket still in the window. Writers therefore add to one counter
 // and nothing else; the bucket turns over lazily, on the first call that
-// sees the clock pass next.
+// sees the clock pass next. A success does not read the clock for that: a
+// timer on the clock sets due when the live bucket ends, and a success
+// that finds due set turns the buckets (failures and Counts read the clock
+// themselves). A timer that fires late attributes the successes in between
+// to the bucket that ended; one that fires after the buckets turned
+// otherwise does nothing.
 type rolling struct {
 	clock   clock.Clock
 	coarse  *clock.Coarse // clock, when coarse: read without an interface call
@@ -310,6 +315,7 @@ type rolling struct {
 	buckets int
 	span    time.Duration
 
+	due  paddedBool  // the live bucket has ended (set by a timer; see turn)
 	next paddedInt64 // Nanotime at which the live bucket ends
 
 	successes *counter // shared with the breaker: every success of this closed period
@@ -339,8 +345,20 @@ func newRolling(c clock.Clock, span time.Duration, buckets int, successes *count
 		w.marks[i] = m
 	}
 	w.setStart(m)
-	w.next.Store(c.Nanotime() + w.width)
+	now := c.Nanotime()
+	w.next.Store(now + w.width)
+	w.arm(now+w.width, now)
 	return w
+}
+
+// arm sets a timer that marks the window due when the clock, now at now,
+// reaches at, unless the buckets have turned past at by then.
+func (w *rolling) arm(at, now int64) {
+	w.clock.AfterFunc(time.Duration(at-now), func() {
+		if w.next.Load() == at {
+			w.due.Store(true)
+		}
+	})
 }
 
 func (w *rolling) sameShape(span time.Duration, buckets int) bool {
@@ -364,7 +382,9 @@ func (w *rolling) tick() {
 // Success records a success when the window is used on its own; a breaker
 // adds to the shared counter itself.
 func (w *rolling) Success() {
-	w.tick()
+	if w.due.Load() {
+		w.tick()
+	}
 	w.successes.inc()
 }
 
@@ -407,5 +427,8 @@ func (w *rolling) turn(now int64) {
 		w.marks[w.live] = m
 	}
 	w.setStart(w.marks[(w.live+1)%w.buckets])
-	w.next.Store(next + steps*w.width)
+	next += steps * w.width
+	w.next.Store(next)
+	w.due.Store(false)
+	w.arm(next, now)
 }

@@ -72,8 +72,11 @@ import (
 //
 // Clock is the time source. Nil means clock.Default(), a coarse clock whose
 // reading costs an atomic load; tests pass a *clock.Fake. The breaker also
-// sets a timer on it (AfterFunc) each time it opens, to stop refusing on
-// its fast path when the open duration ends.
+// sets timers on it (AfterFunc): each time it opens, to stop refusing on
+// its fast path when the open duration ends, and, with a rolling window
+// (ErrorRate, Adaptive), at the end of the live bucket each time the window
+// turns, so that successes need no reading to turn it. An idle breaker
+// keeps no timer past the end of its current bucket or open duration.
 type Settings struct {
 	Name              string
 	Rule              Rule

@@ -23,6 +23,11 @@ type paddedUint64 struct {
 	_ [cacheLine - 8]byte
 }
 
+type paddedBool struct {
+	atomic.Bool
+	_ [cacheLine - 4]byte
+}
+
 type paddedMutex struct {
 	sync.Mutex
 	_ [cacheLine - 8]byte
