@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/hedge"
 )
 
 type item struct{ Name string }
@@ -79,4 +81,21 @@ func ExampleRun() {
 	n, err := breakerimpl.Run(context.Background(), cb, func(context.Context) (int, error) { return 42, nil })
 	fmt.Println(n, err)
 	// Output: 42 <nil>
+}
+
+// Hedged runs a call under any Hedger (hedge.Hedge is one): the first
+// replica hangs, the attempt sent after 5 ms answers, and the first is
+// cancelled through its context.
+func ExampleHedged() {
+	h := hedge.New(hedge.Settings{Name: "profile", Delay: 5 * time.Millisecond})
+	var attempts atomic.Int32
+	v, err := breakerimpl.Hedged(context.Background(), h, func(ctx context.Context) (string, error) {
+		if attempts.Add(1) == 1 {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		return "profile from replica 2", nil
+	})
+	fmt.Println(v, err)
+	// Output: profile from replica 2 <nil>
 }

@@ -1,7 +1,9 @@
 package clock_test
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -32,4 +34,24 @@ func ExampleInstant() {
 	c.NewTimer(500 * time.Millisecond)
 	fmt.Println(c.Waits(), time.Duration(c.Nanotime()))
 	// Output: [2s 500ms] 2.5s
+}
+
+// Sleep waits on any Clock, and gives up when the context ends: here a
+// backoff on a fake clock that a test advances, then one cut short.
+func ExampleSleep() {
+	f := clock.NewFake(time.Time{})
+	done := make(chan error)
+	go func() { done <- clock.Sleep(context.Background(), f, time.Minute) }()
+	for f.Timers() == 0 { // wait for Sleep to arm its timer
+		runtime.Gosched()
+	}
+	f.Advance(time.Minute)
+	fmt.Println(<-done, time.Duration(f.Nanotime()))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the caller gave up
+	fmt.Println(clock.Sleep(ctx, f, time.Hour))
+	// Output:
+	// <nil> 1m0s
+	// context canceled
 }
