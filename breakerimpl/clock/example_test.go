@@ -3,7 +3,6 @@ package clock_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -37,20 +36,15 @@ func ExampleInstant() {
 }
 
 // Sleep waits on any Clock, and gives up when the context ends: here a
-// backoff on a fake clock that a test advances, then one cut short.
+// backoff on an Instant clock, which ends every wait at once, then one cut
+// short.
 func ExampleSleep() {
-	f := clock.NewFake(time.Time{})
-	done := make(chan error)
-	go func() { done <- clock.Sleep(context.Background(), f, time.Minute) }()
-	for f.Timers() == 0 { // wait for Sleep to arm its timer
-		runtime.Gosched()
-	}
-	f.Advance(time.Minute)
-	fmt.Println(<-done, time.Duration(f.Nanotime()))
+	c := clock.NewInstant(time.Time{})
+	fmt.Println(clock.Sleep(context.Background(), c, time.Minute), time.Duration(c.Nanotime()))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // the caller gave up
-	fmt.Println(clock.Sleep(ctx, f, time.Hour))
+	fmt.Println(clock.Sleep(ctx, clock.NewFake(time.Time{}), time.Hour))
 	// Output:
 	// <nil> 1m0s
 	// context canceled
