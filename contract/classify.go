@@ -11,23 +11,21 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// Class is what became of one request: the primary served it, a fallback
-// served it, the service refused it fast, it failed, or it timed out.
-type Class string
+// Class is what became of one request; the words are the timeline's (see
+// timeline.Class), so the runner's progress line speaks them too.
+type Class = timeline.Class
 
 // The classes a request falls into.
 const (
-	Primary  Class = "primary"
-	Fallback Class = "fallback"
-	Rejected Class = "rejected"
-	Error    Class = "error"
-	Timeout  Class = "timeout"
+	Primary  = timeline.Primary
+	Fallback = timeline.Fallback
+	Rejected = timeline.Rejected
+	Error    = timeline.Error
+	Timeout  = timeline.Timeout
 )
 
 // Classes lists every class in the order reports show them.
-var Classes = []Class{Primary, Fallback, Rejected, Error, Timeout}
-
-func validClass(c Class) bool { return slices.Contains(Classes, c) }
+var Classes = timeline.Classes
 
 // Defaults of a Classification.
 const (
@@ -43,8 +41,10 @@ const (
 )
 
 // DefaultPrimary are the source names that mean the primary path served:
-// the demo's database and upstream service.
-var DefaultPrimary = []string{"db", "upstream"}
+// "primary", the word breakerimpl gives a Result its primary served
+// (breakerimpl.SourcePrimary), for a service that passes it through
+// unchanged; and the demo's names for its database and upstream service.
+var DefaultPrimary = []string{"primary", "db", "upstream"}
 
 // DefaultRejectStatus are the statuses of a fast refusal: too many
 // requests, service unavailable.
@@ -98,8 +98,8 @@ func anyStatus(rs []StatusRange, code int) bool {
 //   - 429 or 503 within 50ms: rejected (a fast refusal);
 //   - any other 5xx: error;
 //   - otherwise by the source the service states in X-Chaoskit-Source: none
-//     or absent is primary for a 2xx-4xx answer, db and upstream are
-//     primary, any other name is a fallback by that name.
+//     or absent is primary for a 2xx-4xx answer, primary, db and upstream
+//     are primary, any other name is a fallback by that name.
 //
 // Rules are tried first, in order; the first that matches decides.
 type Classification struct {
@@ -108,8 +108,8 @@ type Classification struct {
 	// JSON body to read it from instead (e.g. "meta.source").
 	SourceHeader string
 	SourceJSON   string
-	// Primary are the source names of the primary path; default db and
-	// upstream.
+	// Primary are the source names of the primary path; default
+	// DefaultPrimary.
 	Primary []string
 	// RejectStatus are the statuses of a refusal, default 429 and 503;
 	// RejectWithin the latency under which one counts as fast, default 50ms.

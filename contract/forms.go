@@ -90,7 +90,7 @@ func compileForm(src string) (check, error) {
 		m := timeForm.FindStringSubmatch(s)
 		c := &timeCheck{src: src, recover: m[1] == "time_to_recover", op: m[3], wantText: m[4]}
 		for _, n := range argNames(m[2]) {
-			if !validClass(Class(n)) {
+			if !Class(n).Valid() {
 				return nil, &SyntaxError{Column: strings.Index(src, n) + 1, Msg: fmt.Sprintf("unknown class %q", n), Hint: "classes are primary, fallback, rejected, error, timeout"}
 			}
 			c.classes = append(c.classes, Class(n))

@@ -143,8 +143,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	for res := range results {
-		ph.stats.add(res)
-		r.recordResult(p.Name, res)
+		ph.stats.add(r.recordResult(p.Name, res))
 	}
 	stopOnCancel()
 	close(done)
@@ -257,8 +256,10 @@ func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnap
 	if took > 0 {
 		rate = float64(st.n) / took.Seconds()
 	}
-	line := fmt.Sprintf("  %-20s %6v %6d requests %6.0f req/s (%s)  ok %5.1f%%  fallback %5.1f%%  error %5.1f%%",
-		p.Name, took.Round(10*time.Millisecond), st.n, rate, load, share(st.ok, st.n), share(st.fallback, st.n), share(st.failed, st.n))
+	line := fmt.Sprintf("  %-20s %6v %6d requests %6.0f req/s (%s)", p.Name, took.Round(10*time.Millisecond), st.n, rate, load)
+	if sh := st.shares(); sh != "" {
+		line += "  " + sh
+	}
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {
@@ -276,12 +277,36 @@ func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnap
 // transport copies it from the request to the response.
 const tagHeader = "X-Chaoskit-Tags"
 
-// keepHeader says which response headers the timeline keeps.
-func keepHeader(name string) bool {
+// alwaysKept says which response headers every timeline keeps: the demo's
+// X-Chaoskit-* headers, Retry-After and Content-Type. Options.Headers adds
+// the ones a scenario names.
+func alwaysKept(name string) bool {
 	return (strings.HasPrefix(name, "X-Chaoskit-") && name != tagHeader) || name == "Retry-After" || name == "Content-Type"
 }
 
-func (r *run) recordResult(phase string, res *vegeta.Result) {
+// Bounds on the headers a request keeps, so that a service answering with
+// thousands of headers cannot grow the record without limit.
+const (
+	maxKeptHeaders    = 32
+	maxKeptHeaderSize = 1 << 10
+)
+
+// headerFilter returns the function that says which response headers the
+// timeline keeps.
+func headerFilter(o Options) func(string) bool {
+	if o.AllHeaders {
+		return func(name string) bool { return name != tagHeader }
+	}
+	named := map[string]bool{}
+	for _, h := range o.Headers {
+		named[http.CanonicalHeaderKey(h)] = true
+	}
+	return func(name string) bool { return alwaysKept(name) || named[name] }
+}
+
+// recordResult records one result on the timeline and in the results
+// file, and returns its class.
+func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
 	var tags []string
 	if t := res.Headers.Get(tagHeader); t != "" {
 		tags = strings.Split(t, ",")
@@ -301,17 +326,29 @@ func (r *run) recordResult(phase string, res *vegeta.Result) {
 		}
 	}
 	for k, v := range res.Headers {
-		if len(v) > 0 && r.keep(k) {
+		if len(v) > 0 && len(q.Headers) < maxKeptHeaders && r.keep(k) {
 			if q.Headers == nil {
 				q.Headers = map[string]string{}
 			}
-			q.Headers[k] = v[0]
+			q.Headers[k] = truncateHeader(v[0])
 		}
+	}
+	var class timeline.Class
+	if r.opts.Classify != nil {
+		class = r.opts.Classify(&q)
 	}
 	r.tlMu.Lock()
 	r.tl.Requests = append(r.tl.Requests, q)
 	r.tlMu.Unlock()
 	_ = r.tw.Request(&q)
+	return class
+}
+
+func truncateHeader(v string) string {
+	if len(v) > maxKeptHeaderSize {
+		return v[:maxKeptHeaderSize]
+	}
+	return v
 }
 
 // errNotLoopback is what the load's dialer answers for any address that is

@@ -7,40 +7,55 @@ import (
 	"sync/atomic"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// phaseStats counts a phase's responses as they arrive.
+// phaseStats counts a phase's responses by class as they arrive. The class
+// is the one the run's classifier (Options.Classify) gives, the same that
+// contracts and reports judge by.
 type phaseStats struct {
-	n, ok, fallback, failed atomic.Int64
+	n       atomic.Int64
+	classes [5]atomic.Int64 // indexed as timeline.Classes
 }
 
-// add counts one result: ok is a 2xx/3xx served by the primary, fallback a
-// 2xx/3xx whose X-Chaoskit-Source names a fallback (anything but db,
-// upstream and primary, as the contract package's default classification
-// has it), failed everything else.
-func (s *phaseStats) add(res *vegeta.Result) {
+// add counts one request of class c; an empty class (no classifier) is
+// counted in the total only.
+func (s *phaseStats) add(c timeline.Class) {
 	s.n.Add(1)
-	switch {
-	case res.Code < 200 || res.Code >= 400:
-		s.failed.Add(1)
-	case isFallback(res.Headers.Get("X-Chaoskit-Source")):
-		s.fallback.Add(1)
-	default:
-		s.ok.Add(1)
+	for i, k := range timeline.Classes {
+		if k == c {
+			s.classes[i].Add(1)
+			return
+		}
 	}
 }
 
-func isFallback(source string) bool {
-	return source != "" && source != "db" && source != "upstream" && source != "primary"
-}
-
+// statsSnapshot is a phase's counts at one moment.
 type statsSnapshot struct {
-	n, ok, fallback, failed int64
+	n       int64
+	classes map[timeline.Class]int64
 }
 
 func (s *phaseStats) snapshot() statsSnapshot {
-	return statsSnapshot{s.n.Load(), s.ok.Load(), s.fallback.Load(), s.failed.Load()}
+	st := statsSnapshot{n: s.n.Load(), classes: map[timeline.Class]int64{}}
+	for i, k := range timeline.Classes {
+		if v := s.classes[i].Load(); v > 0 {
+			st.classes[k] = v
+		}
+	}
+	return st
+}
+
+// shares renders the class shares, in the order reports show classes,
+// leaving out classes that did not occur: "primary 60.0%  fallback 40.0%".
+func (st statsSnapshot) shares() string {
+	var parts []string
+	for _, k := range timeline.Classes {
+		if v := st.classes[k]; v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %5.1f%%", k, share(v, st.n)))
+		}
+	}
+	return strings.Join(parts, "  ")
 }
 
 func share(a, n int64) float64 {
@@ -57,8 +72,10 @@ func progressLine(phase string, elapsed, total time.Duration, st statsSnapshot, 
 		rate = float64(st.n) / elapsed.Seconds()
 	}
 	clock := fmt.Sprintf("%.1fs/%.1fs", elapsed.Seconds(), total.Seconds())
-	line := fmt.Sprintf("  %-20s %-12s %6.0f req/s  ok %5.1f%%  fallback %5.1f%%  error %5.1f%%",
-		phase, clock, rate, share(st.ok, st.n), share(st.fallback, st.n), share(st.failed, st.n))
+	line := fmt.Sprintf("  %-20s %-12s %6.0f req/s", phase, clock, rate)
+	if sh := st.shares(); sh != "" {
+		line += "  " + sh
+	}
 	if breakers != "" {
 		line += "  " + breakers
 	}

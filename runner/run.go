@@ -24,6 +24,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -51,6 +52,15 @@ type Options struct {
 	// RateScale is recorded on the timeline (the scenario's rates are
 	// already scaled when it is loaded).
 	RateScale float64
+	// Classify gives each request its class for the progress lines and
+	// run.json. It is the classifier the contracts judge by (package
+	// harness decides it); nil counts requests without classes.
+	Classify func(*timeline.Request) timeline.Class
+	// Headers names the response headers the timeline keeps besides the
+	// demo's X-Chaoskit-* ones, Retry-After and Content-Type; AllHeaders
+	// keeps every one (at most 32 per request, each cut at 1 KiB).
+	Headers    []string
+	AllHeaders bool
 }
 
 // Result is what a run recorded.
@@ -82,11 +92,15 @@ func (e *InfraError) Error() string {
 
 func (e *InfraError) Unwrap() error { return e.Err }
 
+// ExitCode is exitcode.Infra.
+func (e *InfraError) ExitCode() int { return exitcode.Infra }
+
 func infra(msg, fix string, err error) *InfraError { return &InfraError{Msg: msg, Fix: fix, Err: err} }
 
 // ErrInterrupted is returned (wrapped) when the context was cancelled: the
-// run stopped early, after rolling back its faults.
-var ErrInterrupted = errors.New("run interrupted")
+// run stopped early, after rolling back its faults. Its exit code is
+// exitcode.Interrupted.
+var ErrInterrupted error = &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("run interrupted")}
 
 // Files of a run directory.
 const (
@@ -136,7 +150,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if err := prepareDir(ctx, opts.Dir); err != nil {
 		return nil, infra("cannot create the run directory", "", err)
 	}
-	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: keepHeader, tl: &timeline.Timeline{}}
+	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: headerFilter(opts), tl: &timeline.Timeline{}}
 	r.faults = &faults{run: r, on: map[string]bool{}}
 	r.phase.Store("")
 	tf, err := os.Create(filepath.Join(r.dir, timeline.FileName))

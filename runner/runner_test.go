@@ -141,23 +141,44 @@ func TestAckSummary(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	var st phaseStats
-	for _, r := range []vegeta.Result{
-		{Code: 200, Headers: http.Header{"X-Chaoskit-Source": {"db"}}},
-		{Code: 200, Headers: http.Header{"X-Chaoskit-Source": {"cache"}}},
-		{Code: 200},
-		{Code: 503},
-		{Code: 0, Error: "timeout"},
-	} {
-		st.add(&r)
+	for _, c := range []timeline.Class{timeline.Primary, timeline.Fallback, timeline.Primary, timeline.Rejected, timeline.Timeout} {
+		st.add(c)
 	}
 	line := progressLine("db-timeout", 2*time.Second, 4*time.Second, st.snapshot(), breakerStates(map[string]any{
 		"breakers": map[string]any{"db": map[string]any{"state": "open"}, "cache": "closed"}}))
-	want := "  db-timeout           2.0s/4.0s         2 req/s  ok  40.0%  fallback  20.0%  error  40.0%  breaker cache=closed db=open"
+	want := "  db-timeout           2.0s/4.0s         2 req/s  primary  40.0%  fallback  20.0%  rejected  20.0%  timeout  20.0%  breaker cache=closed db=open"
 	if line != want {
 		t.Errorf("progress\n%q\nwant\n%q", line, want)
 	}
 	if breakerStates(map[string]any{"other": 1}) != "" {
 		t.Error("no breakers must say nothing")
+	}
+	// Without a classifier the line says only how fast load goes.
+	var bare phaseStats
+	bare.add("")
+	if line := progressLine("p", time.Second, time.Second, bare.snapshot(), ""); line != "  p                    1.0s/1.0s         1 req/s" {
+		t.Errorf("unclassified progress %q", line)
+	}
+}
+
+func TestHeaderFilter(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		name string
+		keep bool
+	}{
+		{Options{}, "X-Chaoskit-Source", true},
+		{Options{}, "Retry-After", true},
+		{Options{}, "X-Served-By", false},
+		{Options{Headers: []string{"x-served-by"}}, "X-Served-By", true},
+		{Options{Headers: []string{"x-served-by"}}, "X-Cache", false},
+		{Options{AllHeaders: true}, "X-Cache", true},
+		{Options{AllHeaders: true}, tagHeader, false},
+		{Options{}, tagHeader, false},
+	} {
+		if got := headerFilter(tc.opts)(tc.name); got != tc.keep {
+			t.Errorf("%+v keeps %s: %v, want %v", tc.opts, tc.name, got, tc.keep)
+		}
 	}
 }
 

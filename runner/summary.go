@@ -34,10 +34,10 @@ type PhaseSummary struct {
 	Load     string        `json:"load"`
 	Requests int64         `json:"requests"`
 	// Rate is the achieved rate in requests per second.
-	Rate     float64 `json:"rate"`
-	OK       int64   `json:"ok"`
-	Fallback int64   `json:"fallback"`
-	Errors   int64   `json:"errors"`
+	Rate float64 `json:"rate"`
+	// Classes counts the phase's requests by class, as the contracts
+	// classify them; absent when the run had no classifier.
+	Classes map[timeline.Class]int64 `json:"classes,omitempty"`
 }
 
 // AckStats summarises acknowledgement delays.
@@ -59,7 +59,7 @@ func (s *Summary) addPhase(p *scenarios.Phase, l scenarios.Load, start, end time
 	}
 	s.Requests += st.n
 	s.Phases = append(s.Phases, PhaseSummary{Name: p.Name, Planned: p.Duration.D(), Actual: took, Load: describeLoad(l),
-		Requests: st.n, Rate: rate, OK: st.ok, Fallback: st.fallback, Errors: st.failed})
+		Requests: st.n, Rate: rate, Classes: st.classes})
 }
 
 func (s *Summary) end(at time.Time, err error, tl *timeline.Timeline) {

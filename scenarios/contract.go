@@ -61,7 +61,7 @@ type Classify struct {
 	// AgeHeader states the age of a served copy in milliseconds (default
 	// X-Chaoskit-Age).
 	AgeHeader string `yaml:"age_header"`
-	// Primary are the source names of the primary path (default db,
+	// Primary are the source names of the primary path (default primary, db,
 	// upstream).
 	Primary []string `yaml:"primary"`
 	// Rejected says what a fast refusal looks like (default 429 and 503
@@ -198,6 +198,18 @@ func (w *Write) Acknowledged(method, urlPath string, tags []string, status int) 
 
 // placeholder matches {json.PATH} and {header.NAME} in a read template.
 var placeholder = regexp.MustCompile(`\{(json|header)\.([^{}]+)\}`)
+
+// Headers names the acknowledgement headers the read template takes
+// ({header.Location}), in canonical form: a run must record them.
+func (w *Write) Headers() []string {
+	var out []string
+	for _, m := range placeholder.FindAllStringSubmatch(w.Read, -1) {
+		if m[1] == "header" {
+			out = append(out, textproto.CanonicalMIMEHeaderKey(m[2]))
+		}
+	}
+	return out
+}
 
 // ReadTarget fills the read template from an acknowledgement's kept
 // headers and body, giving the method and path to read the write back.

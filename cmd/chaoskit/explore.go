@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -46,45 +45,21 @@ invalid input, 3 infrastructure error, 130 interrupted.`,
 	return cmd
 }
 
-// exploreReport is explore.json.
-type exploreReport struct {
-	Scenario    string            `json:"scenario"`
-	File        string            `json:"file"`
-	Exploration *fuzz.Exploration `json:"exploration"`
-}
-
 func runExplore(ctx context.Context, out io.Writer, args []string, f fuzzTarget) error {
-	if f.budget <= 0 {
-		return usageError("--budget must be above 0")
-	}
-	sc, opts, err := f.load(args)
+	c, err := f.campaign(args, out)
 	if err != nil {
 		return err
 	}
-	tr, err := f.trier(sc, opts, out)
-	if err != nil {
-		return err
-	}
-	singles := fuzz.Singles(sc.Fuzz)
-	fmt.Fprintf(out, "exploring %s (%s): %d single faults and their pairs, budget %v\n", sc.Name, sc.File, len(singles), f.budget)
+	fmt.Fprintf(out, "exploring %s (%s): %d single faults and their pairs, budget %v\n", c.Scenario.Name, c.Scenario.File, len(fuzz.Singles(c.Scenario.Fuzz)), f.budget)
 	prog := newProgress(out, f.budget)
 	prog.phase = "explore"
-	ex, err := fuzz.Explore(ctx, sc, tr, fuzz.Config{Budget: f.budget, Progress: prog.event})
+	c.Progress = prog.event
+	ex, err := c.Explore(ctx, f.budget)
 	prog.stop()
-	f.prune()
 	if ex != nil {
 		printMatrix(out, ex)
-		if werr := writeFuzzReport(f.reportDir, exploreReport{Scenario: sc.Name, File: sc.File, Exploration: ex}); werr != nil && err == nil {
-			err = werr
-		}
 	}
-	if err != nil {
-		return fuzzError(err)
-	}
-	if ex.Violated() {
-		return &exitError{code: exitFail, err: errors.New("a fault combination broke an invariant (see the matrix)")}
-	}
-	return nil
+	return err
 }
 
 // printMatrix prints one row per combination and one column per

@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,18 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/fuzz"
-	"github.com/chaoskit/chaoskit/fuzz/trials"
-	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/scenarios"
-)
-
-// Files a fuzz or explore invocation writes to its report directory.
-const (
-	reproducerFile = "reproducer.yaml"
-	fuzzFile       = "fuzz.json"
-	exploreFile    = "explore.json"
-	trialsDir      = "trials"
 )
 
 // fuzzTarget is how fuzz and explore name the fuzz scenario and its run
@@ -52,70 +37,23 @@ func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
 	f.BoolVar(&t.keep, "keep-trials", false, "keep the run directories of every trial, not only the violating one")
 }
 
-// load loads the fuzz scenario the arguments name.
-func (t *fuzzTarget) load(args []string) (*scenarios.Scenario, scenarios.Options, error) {
-	lf := loadFlags{vars: t.vars, rateScale: 1}
-	opts, err := lf.options()
+// campaign loads the fuzz scenario the arguments name and sets up the
+// campaign on it, its output on out.
+func (t *fuzzTarget) campaign(args []string, out io.Writer) (*harness.Campaign, error) {
+	vars, err := parseVars(t.vars)
 	if err != nil {
-		return nil, opts, err
+		return nil, err
 	}
-	var sc *scenarios.Scenario
-	switch {
-	case t.bundled != "" && len(args) > 0:
-		return nil, opts, usageError("give a scenario file or --bundled NAME, not both")
-	case t.bundled != "":
-		sc, err = scenarios.BundledFuzz(t.bundled, opts)
-	case len(args) != 1:
-		return nil, opts, usageError("give one fuzz scenario file, or --bundled NAME (%s)", strings.Join(scenarios.BundledFuzzNames(), ", "))
-	default:
-		var scs []*scenarios.Scenario
-		if scs, err = scenarios.LoadAll(args, opts); err == nil {
-			sc = scs[0]
-		}
-	}
+	sc, opts, err := harness.LoadFuzz(args, t.bundled, vars)
 	if err != nil {
-		return nil, opts, err
+		return nil, err
 	}
-	if sc.Fuzz == nil {
-		return nil, opts, usageError("%s is not a fuzz scenario: it has no fuzz section with a fault space (see docs/fuzzing.md)", sc.File)
-	}
-	opts.Vars = nil
-	return sc, opts, nil
-}
-
-// trier returns the real trier: each schedule a real run of chaoskit's
-// runner, below DIR/trials.
-func (t *fuzzTarget) trier(sc *scenarios.Scenario, opts scenarios.Options, out io.Writer) (*trials.Runner, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
-	}
-	if err := os.MkdirAll(t.reportDir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
-	}
-	log := io.Discard
+	c := &harness.Campaign{Scenario: sc, Load: opts, ReportDir: t.reportDir, KeepTrials: t.keep, Out: out,
+		Live: isTerminal(out), Color: colorOK(out), Tool: version, StateDir: stateDir()}
 	if t.verbose {
-		log = out
+		c.Log = out
 	}
-	return &trials.Runner{Base: sc, Load: opts, Dir: filepath.Join(t.reportDir, trialsDir),
-		Run: runner.Options{Self: self, Log: log, Tool: version, StateDir: stateDir()}}, nil
-}
-
-// prune removes the trials' files except those keep names.
-func (t *fuzzTarget) prune(keep ...string) {
-	if t.keep {
-		return
-	}
-	dir := filepath.Join(t.reportDir, trialsDir)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !slices.Contains(keep, strings.TrimSuffix(e.Name(), ".yaml")) {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
-		os.Remove(dir)
-	}
+	return c, nil
 }
 
 type fuzzFlags struct {
@@ -165,188 +103,40 @@ reproducer), 2 invalid input, 3 infrastructure error, 130 interrupted.`,
 	return cmd
 }
 
-// fuzzReport is fuzz.json.
-type fuzzReport struct {
-	Scenario   string       `json:"scenario"`
-	File       string       `json:"file"`
-	Seed       uint64       `json:"seed"`
-	Budget     string       `json:"budget"`
-	Result     *fuzz.Result `json:"result"`
-	Reproducer string       `json:"reproducer,omitempty"`
-	// Confirmed says whether running the reproducer failed the same
-	// invariant again.
-	Confirmed *bool `json:"confirmed,omitempty"`
-}
-
 func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) error {
-	if f.budget <= 0 || f.shrinkBudget < 0 || f.runs < 0 || f.shrinkRuns < 0 {
-		return usageError("--budget must be above 0; --shrink-budget, --runs and --shrink-runs must not be negative")
-	}
-	sc, opts, err := f.load(args)
+	c, err := f.campaign(args, out)
 	if err != nil {
 		return err
 	}
-	tr, err := f.trier(sc, opts, out)
-	if err != nil {
-		return err
-	}
+	sc := c.Scenario
 	fmt.Fprintf(out, "fuzzing %s (%s): seed %d, budget %v, %d invariants, %d points × actions\n",
 		sc.Name, sc.File, f.seed, f.budget, len(sc.Contracts), len(fuzz.Singles(sc.Fuzz)))
 	prog := newProgress(out, f.budget)
 	defer prog.stop()
-	cfg := fuzz.Config{Seed: f.seed, Budget: f.budget, Runs: f.runs, ShrinkBudget: f.shrinkBudget, ShrinkRuns: f.shrinkRuns, Progress: prog.event}
-	rep := fuzzReport{Scenario: sc.Name, File: sc.File, Seed: f.seed, Budget: f.budget.String()}
-	res, err := fuzz.Search(ctx, sc, tr, cfg)
-	rep.Result = res
-	if err != nil {
-		prog.stop()
-		return fuzzError(err)
+	c.Progress = prog.event
+	c.Found = func(v *fuzz.Violation) {
+		prog.note(fmt.Sprintf("trial %d broke %q after %v: %s", v.Trial, v.Invariant, v.FoundAfter.Round(100*time.Millisecond), v.Original))
+		prog.shrinking(f.shrinkBudget)
 	}
-	v := res.Violation
-	if v == nil {
+	c.Shrunk = func(res *fuzz.Result, repro string) {
 		prog.stop()
-		f.prune()
+		printCoverage(out, res.Coverage)
+		v := res.Violation
+		fmt.Fprintf(out, "\nviolation: %q broken by trial %d (seed %d), found after %v\n", v.Invariant, v.Trial, f.seed, v.FoundAfter.Round(100*time.Millisecond))
+		fmt.Fprintf(out, "  schedule: %s\n", v.Original)
+		fmt.Fprintf(out, "  shrunk:   %s\n", v.Shrunk)
+		fmt.Fprintf(out, "  from %d phases and %d faults to %d phases and %d fault(s) in %d runs (%v, %s)\n",
+			len(v.Original.Phases), v.Original.Faults(), len(v.Shrunk.Phases), v.Shrunk.Faults(), v.Shrink.Runs, v.Shrink.Elapsed.Round(time.Second), v.Shrink.Stopped)
+		fmt.Fprintf(out, "  reproducer: %s\n\nconfirming: chaoskit run %s\n", repro, repro)
+	}
+	rep, err := c.Fuzz(ctx, harness.FuzzConfig{Seed: f.seed, Budget: f.budget, Runs: f.runs, ShrinkBudget: f.shrinkBudget, ShrinkRuns: f.shrinkRuns})
+	prog.stop()
+	if err == nil && rep != nil && rep.Result != nil && rep.Result.Violation == nil {
+		res := rep.Result
 		printCoverage(out, res.Coverage)
 		fmt.Fprintf(out, "\nno invariant broken in %d trials (%v, stopped by the %s); seed %d\n", len(res.Trials), res.Elapsed.Round(time.Second), res.Stopped, f.seed)
-		return writeFuzzReport(f.reportDir, rep)
 	}
-	prog.note(fmt.Sprintf("trial %d broke %q after %v: %s", v.Trial, v.Invariant, v.FoundAfter.Round(100*time.Millisecond), v.Original))
-	prog.shrinking(f.shrinkBudget)
-	sh := &fuzz.Shrinker{Trier: tr, Invariant: v.Invariant, Allowed: v.Failed, Keep: referencedPhases(sc), Space: sc.Fuzz,
-		Valid: func(s fuzz.Schedule) error {
-			_, _, err := fuzz.Load(sc, s, sc.Name+"-candidate", filepath.Join(tr.Dir, "candidate.yaml"), "", opts)
-			return err
-		},
-		MinScale: minScale(sc), Config: cfg}
-	shrunk, rec, err := sh.Shrink(ctx, v.Original)
-	v.Shrunk, v.Shrink, v.Schedules[1] = shrunk, rec, shrunk.String()
-	prog.stop()
-	if err != nil {
-		return fuzzError(err)
-	}
-	trialLabel := fmt.Sprintf("trial-%03d", v.Trial)
-	f.prune(trialLabel)
-	printCoverage(out, res.Coverage)
-	fmt.Fprintf(out, "\nviolation: %q broken by trial %d (seed %d), found after %v\n", v.Invariant, v.Trial, f.seed, v.FoundAfter.Round(100*time.Millisecond))
-	fmt.Fprintf(out, "  schedule: %s\n", v.Original)
-	fmt.Fprintf(out, "  shrunk:   %s\n", shrunk)
-	fmt.Fprintf(out, "  from %d phases and %d faults to %d phases and %d fault(s) in %d runs (%v, %s)\n",
-		len(v.Original.Phases), v.Original.Faults(), len(shrunk.Phases), shrunk.Faults(), rec.Runs, rec.Elapsed.Round(time.Second), rec.Stopped)
-
-	// The reproducer is confirmed the way a user replays it: loaded from
-	// its file, run and judged as chaoskit run does.
-	name := sc.Name + "-reproducer"
-	comment := fmt.Sprintf("chaoskit fuzz found this schedule breaking %q:\nseed %d, trial %d of %s, shrunk from %d phases and %d faults in %d runs.\nReplay it with: chaoskit run %s",
-		v.Invariant, f.seed, v.Trial, sc.File, len(v.Original.Phases), v.Original.Faults(), rec.Runs, reproducerFile)
-	text, err := fuzz.Render(sc, shrunk, name, comment)
-	if err != nil {
-		return err
-	}
-	repro := filepath.Join(f.reportDir, reproducerFile)
-	if err := os.WriteFile(repro, text, 0o644); err != nil {
-		return &runner.InfraError{Msg: "cannot write the reproducer", Err: err}
-	}
-	rep.Reproducer = repro
-	fmt.Fprintf(out, "  reproducer: %s\n\nconfirming: chaoskit run %s\n", repro, repro)
-	confirmed, err := confirm(ctx, out, repro, opts, f, v.Invariant)
-	rep.Confirmed = &confirmed
-	if werr := writeFuzzReport(f.reportDir, rep); werr != nil && err == nil {
-		err = werr
-	}
-	if err != nil {
-		return err
-	}
-	msg := fmt.Sprintf("invariant %q broken; replay with: chaoskit run %s", v.Invariant, repro)
-	if !confirmed {
-		msg += " (the confirming run did not break it again: the violation may depend on timing)"
-	}
-	return &exitError{code: exitFail, err: errors.New(msg)}
-}
-
-// confirm runs the reproducer as chaoskit run would and reports whether
-// it broke the invariant again; its reports go to the report directory.
-func confirm(ctx context.Context, out io.Writer, file string, opts scenarios.Options, f fuzzFlags, invariant string) (bool, error) {
-	sc, err := scenarios.LoadFile(file, opts)
-	if err != nil {
-		return false, err
-	}
-	self, _ := os.Executable()
-	started := time.Now()
-	res, err := runner.Run(ctx, sc, runner.Options{Self: self, Dir: filepath.Join(f.reportDir, sc.Name), Log: out, Live: isTerminal(out),
-		Tool: version, StateDir: stateDir()})
-	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: sc.Name}
-	if res != nil {
-		judge(&rep, sc, res.Timeline)
-	}
-	if err != nil {
-		rep.Error = err.Error()
-	}
-	rep.Verdict = reports.ScenarioVerdict(rep.Contracts, err)
-	fmt.Fprintln(out)
-	if werr := writeReports(out, f.reportDir, reports.New(started, []reports.ScenarioReport{rep}), []reports.Format{reports.Table, reports.JSON}); werr != nil && err == nil {
-		err = werr
-	}
-	for _, c := range rep.Contracts {
-		if c.Name == invariant && c.Outcome == "fail" {
-			return true, err
-		}
-	}
-	return false, err
-}
-
-// fuzzError maps a search error: an interruption or an infrastructure
-// error keeps its exit code; anything else is a schedule the target's
-// scenario cannot express, a bug in the fault space.
-func fuzzError(err error) error {
-	if trials.IsInfra(err) || scenarios.IsInvalid(err) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w: %v", runner.ErrInterrupted, err)
-	}
-	return &exitError{code: exitInvalid, err: err}
-}
-
-// referencedPhases names the phases the invariants refer to.
-func referencedPhases(sc *scenarios.Scenario) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range sc.Contracts {
-		if c.Phase != "" {
-			out[c.Phase] = true
-		}
-		for _, e := range c.Expect {
-			for _, p := range sc.Phases {
-				if strings.Contains(e, `"`+p.Name+`"`) {
-					out[p.Name] = true
-				}
-			}
-		}
-	}
-	return out
-}
-
-// minScale is the lowest rate multiplier shrinking may try: the fault
-// space's min_rate over the load's rate. A pacer's rate is not lowered.
-func minScale(sc *scenarios.Scenario) float64 {
-	if sc.Load.Pacer != nil || sc.Load.Rate.IsZero() {
-		return 0
-	}
-	return sc.Fuzz.MinRate.PerSecond() / sc.Load.Rate.PerSecond()
-}
-
-func writeFuzzReport(dir string, rep any) error {
-	name := fuzzFile
-	if _, ok := rep.(exploreReport); ok {
-		name = exploreFile
-	}
-	data, err := json.MarshalIndent(rep, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, name), append(data, '\n'), 0o644)
-	}
-	if err != nil {
-		return &runner.InfraError{Msg: "cannot write " + name, Err: err}
-	}
-	return nil
+	return err
 }
 
 // printCoverage prints which points × actions the runs exercised and how

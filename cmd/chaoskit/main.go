@@ -1,43 +1,31 @@
 // Command chaoskit runs chaos scenarios against Go services and judges
 // their degradation contracts. See README.md and docs/.
+//
+// The commands only parse flags and print: what they do is package
+// harness's (runs, re-judging, fuzz campaigns), and every error carries its
+// exit code (internal/exitcode).
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
-// Exit codes; CI depends on them.
-const (
-	exitPass        = 0
-	exitFail        = 1
-	exitInvalid     = 2
-	exitInfra       = 3
-	exitInterrupted = 130
-)
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
 // usageError marks bad flags or arguments (exit 2).
 func usageError(format string, args ...any) error {
-	return &exitError{code: exitInvalid, err: fmt.Errorf(format, args...)}
+	return exitcode.New(exitcode.Invalid, format, args...)
 }
 
 func newRoot() *cobra.Command {
@@ -54,7 +42,7 @@ Exit codes: 0 every contract passed, 1 a contract failed or was inconclusive,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitInvalid, err: fmt.Errorf("%v (see %s --help)", err, c.CommandPath())}
+		return usageError("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd())
 	return root
@@ -63,56 +51,55 @@ Exit codes: 0 every contract passed, 1 a contract failed or was inconclusive,
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot()
-	err := root.ExecuteContext(ctx)
+	err := execute(ctx, newRoot())
 	stop()
-	os.Exit(exitCode(err))
+	os.Exit(report(err))
 }
 
-// exitCode prints err (if any) and maps it to the process exit code.
-func exitCode(err error) int {
-	if err == nil {
-		return exitPass
-	}
-	var ee *exitError
-	code := exitFail
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.Is(err, runner.ErrInterrupted):
-		code = exitInterrupted
-	case scenarios.IsInvalid(err):
-		code = exitInvalid
-	default:
-		var ie *runner.InfraError
-		if errors.As(err, &ie) {
-			code = exitInfra
-		} else if isArgError(err) {
-			code = exitInvalid
+// execute runs the command line. An error cobra returns before any
+// command ran (an unknown command, a wrong number of arguments) is a
+// usage error: cobra validates arguments before the pre-run hooks.
+func execute(ctx context.Context, root *cobra.Command) error {
+	ran := false
+	root.PersistentPreRun = func(*cobra.Command, []string) { ran = true }
+	err := root.ExecuteContext(ctx)
+	if err != nil && !ran {
+		var c exitcode.Coder
+		if !errors.As(err, &c) {
+			err = exitcode.Wrap(exitcode.Invalid, err)
 		}
 	}
+	return err
+}
+
+// report prints err (if any) and returns the process exit code it carries.
+func report(err error) int {
+	code := exitcode.Of(err)
 	var list scenarios.ErrorList
 	switch {
+	case err == nil:
 	case errors.As(err, &list):
 		// Each problem with the offending line, as compilers print them.
 		fmt.Fprintln(os.Stderr, list.Detail())
-	case code != exitFail || ee == nil || ee.err != errContractsFailed:
+	case errors.Is(err, harness.ErrContractsFailed):
+		// The table already said why.
+	default:
 		fmt.Fprintln(os.Stderr, "chaoskit:", err)
 	}
 	return code
 }
 
-// errContractsFailed is returned by run when a verdict is not pass; the
-// table already said why.
-var errContractsFailed = errors.New("contracts did not pass")
+// isTerminal says whether w is a terminal, where progress is redrawn live.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
 
-// isArgError recognises cobra's argument-count and unknown-command errors.
-func isArgError(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "invalid argument"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
+// colorOK says whether to paint output: only on a terminal, never with
+// NO_COLOR set (https://no-color.org).
+func colorOK(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
 	}
-	return false
+	return isTerminal(w)
 }

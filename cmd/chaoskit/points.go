@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/exitcode"
 )
 
 func newPointsCmd() *cobra.Command {
@@ -26,7 +27,7 @@ scenario's fault point must resolve to, with where the marker is.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, err := inject.ScanSource(cmd.Context(), dir, args...)
 			if err != nil {
-				return &exitError{code: exitInvalid, err: err}
+				return exitcode.Wrap(exitcode.Invalid, err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {

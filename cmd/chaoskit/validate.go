@@ -19,7 +19,7 @@ offending line and a hint, exit code 2.`,
 		Example: `  chaoskit validate scenarios/
   chaoskit validate checkout.yaml --var rate=500/s`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			scs, err := loadScenarios(args, bundled, lf)
+			scs, err := lf.load(args, bundled)
 			if err != nil {
 				return err
 			}

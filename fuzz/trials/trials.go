@@ -26,6 +26,9 @@ type Runner struct {
 	Load scenarios.Options
 	// Run are the runner's options; Dir is set per run.
 	Run runner.Options
+	// Prepare, when set, completes the runner's options for each trial's
+	// scenario (chaoskit sets its classifier and the headers to record).
+	Prepare func(*scenarios.Scenario, runner.Options) runner.Options
 	// Dir holds the scenario files and run directories of the trials.
 	Dir string
 }
@@ -37,7 +40,11 @@ func (t *Runner) Try(ctx context.Context, label string, s fuzz.Schedule) (*fuzz.
 	if err != nil {
 		return nil, err
 	}
-	return Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
+	opts := t.Run
+	if t.Prepare != nil {
+		opts = t.Prepare(sc, opts)
+	}
+	return Run(ctx, sc, opts, filepath.Join(t.Dir, label))
 }
 
 // Write renders schedule s of the fuzz scenario base as the scenario file

@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"context"
@@ -10,13 +10,66 @@ import (
 
 	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
-// targetCatalog returns the failpoints a scenario's target really has: the
+// LoadOptions returns the options scenarios load with: the failpoint
+// catalog of each scenario's target (see Catalog), the variables given and
+// the rate scale (1 means none).
+func LoadOptions(vars map[string]string, rateScale float64) scenarios.Options {
+	opts := scenarios.Options{Catalog: Catalog, Vars: vars}
+	if rateScale != 1 {
+		opts.RateScale = rateScale
+	}
+	return opts
+}
+
+// Load loads the scenarios named by paths (files, or directories of
+// *.yaml), or the bundled ones.
+func Load(paths []string, bundled bool, opts scenarios.Options) ([]*scenarios.Scenario, error) {
+	switch {
+	case bundled && len(paths) > 0:
+		return nil, exitcode.New(exitcode.Invalid, "give scenario files or --bundled, not both")
+	case bundled:
+		return scenarios.Bundled(opts)
+	case len(paths) == 0:
+		return nil, exitcode.New(exitcode.Invalid, "no scenarios given: chaoskit run FILE|DIR... (or --bundled)")
+	}
+	return scenarios.LoadAll(paths, opts)
+}
+
+// Select keeps the scenarios only names, in their load order; a name no
+// scenario has is an error with the nearest names.
+func Select(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, error) {
+	if len(only) == 0 {
+		return scs, nil
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = true
+	}
+	var out []*scenarios.Scenario
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+		if want[sc.Name] {
+			out = append(out, sc)
+			delete(want, sc.Name)
+		}
+	}
+	for _, n := range only {
+		if want[n] {
+			return nil, exitcode.New(exitcode.Invalid, "--only %s: no scenario has that name (%s)", n, scenarios.DidYouMean(n, names))
+		}
+	}
+	return out, nil
+}
+
+// Catalog returns the failpoints a scenario's target really has: the
 // demo's own list, the target's declared points, a scan of its source, or
 // the list a running service reports on its hits endpoint.
-func targetCatalog(t scenarios.Target) (*inject.Catalog, error) {
+func Catalog(t scenarios.Target) (*inject.Catalog, error) {
 	switch {
 	case t.Demo != nil:
 		return inject.NewCatalog(demo.Failpoints()...), nil

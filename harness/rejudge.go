@@ -1,0 +1,206 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// RejudgeOptions control Rejudge.
+type RejudgeOptions struct {
+	// ReportDir receives the report files; empty means the root given.
+	ReportDir string
+	Formats   []reports.Format
+	// Scenario, when set, is the scenario file to judge with (one run
+	// only), instead of the one the run was made from.
+	Scenario string
+	// Out receives a line per run, the table and the report files' names;
+	// Color paints the table.
+	Out   io.Writer
+	Color bool
+}
+
+// Rejudge judges the runs saved at or below root again, without starting a
+// service or sending a request, and writes their reports. The scenario is
+// read again, so contracts edited since the run are judged as they are now
+// (see FindScenario). The error carries its exit code, as Run's does.
+func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	runs, err := FindRuns(root)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Scenario != "" && len(runs) > 1 {
+		return nil, exitcode.New(exitcode.Invalid, "--scenario judges one run, and %s holds %d", root, len(runs))
+	}
+	dir := opts.ReportDir
+	if dir == "" {
+		dir = root
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	}
+	var reps []reports.ScenarioReport
+	var started, ended time.Time
+	for _, run := range runs {
+		tl, err := timeline.ReadFile(filepath.Join(run, timeline.FileName))
+		if err != nil {
+			return nil, exitcode.Wrap(exitcode.Invalid, err)
+		}
+		sc, from, err := FindScenario(run, tl, opts.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "%s (%s, judged with %s)\n", sc.Name, run, from)
+		reps = append(reps, ScenarioReport(sc, tl, runDirFrom(dir, run), RecordedError(tl)))
+		start, end := runSpan(tl)
+		if started.IsZero() || start.Before(started) {
+			started = start
+		}
+		if end.After(ended) {
+			ended = end
+		}
+	}
+	rep := reports.New(started, reps)
+	rep.Duration = ended.Sub(started)
+	fmt.Fprintln(out)
+	if err := WriteReports(out, dir, rep, opts.Formats, opts.Color); err != nil {
+		return rep, err
+	}
+	return rep, verdictError(rep)
+}
+
+// FindRuns returns the run directories at or below root: those holding a
+// timeline, in name order.
+func FindRuns(root string) ([]string, error) {
+	st, err := os.Stat(root)
+	if err != nil || !st.IsDir() {
+		return nil, exitcode.New(exitcode.Invalid, "%s is not a directory (give a run directory or one above run directories)", root)
+	}
+	var runs []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(path, timeline.FileName)); err == nil {
+			runs = append(runs, path)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &runner.InfraError{Msg: "cannot read " + root, Err: err}
+	}
+	if len(runs) == 0 {
+		return nil, exitcode.New(exitcode.Invalid, "no runs in %s: no %s at or below it", root, timeline.FileName)
+	}
+	sort.Strings(runs)
+	return runs, nil
+}
+
+// runDirFrom names run as seen from the report directory: relative when
+// it lies below it, else absolute.
+func runDirFrom(dir, run string) string {
+	absDir, err1 := filepath.Abs(dir)
+	absRun, err2 := filepath.Abs(run)
+	if err1 != nil || err2 != nil {
+		return run
+	}
+	if rel, err := filepath.Rel(absDir, absRun); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return rel
+	}
+	return absRun
+}
+
+// FindScenario loads the scenario to judge a saved run with, and says
+// where it came from: override when given; else the scenario file the run
+// was made from when it is still there; else the copy saved in the run
+// directory; else the bundled scenario of the same name. It loads with the
+// variable values and rate scale the run used; the load is not sent again,
+// so request bodies are not needed.
+func FindScenario(run string, tl *timeline.Timeline, override string) (*scenarios.Scenario, string, error) {
+	opts := scenarios.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
+	var candidates []string
+	if override != "" {
+		candidates = []string{override}
+	} else if tl.Meta.File != "" {
+		candidates = append(candidates, tl.Meta.File)
+	}
+	for _, path := range candidates {
+		if _, err := os.Stat(path); err != nil {
+			if override != "" {
+				return nil, "", exitcode.New(exitcode.Invalid, "--scenario %s: no such file", path)
+			}
+			continue
+		}
+		sc, err := scenarios.LoadFile(path, opts)
+		return sc, path, err
+	}
+	if override == "" {
+		copyPath := filepath.Join(run, scenarios.CopyFile)
+		candidates = append(candidates, copyPath)
+		if _, err := os.Stat(copyPath); err == nil {
+			sc, err := scenarios.LoadCopy(run, opts)
+			return sc, copyPath, err
+		}
+	}
+	scs, err := scenarios.Bundled(opts)
+	if err == nil {
+		for _, sc := range scs {
+			if sc.Name == tl.Meta.Scenario {
+				return sc, "the bundled scenario " + sc.File, nil
+			}
+		}
+	}
+	return nil, "", exitcode.New(exitcode.Invalid, "%s: cannot find the scenario %q was run from (tried %s); name it with --scenario", run, tl.Meta.Scenario, strings.Join(candidates, ", "))
+}
+
+// RecordedError is the error a run ended with, as its timeline records
+// it: the run_end message unless the run completed, or a note that the
+// record stops short.
+func RecordedError(tl *timeline.Timeline) error {
+	if !tl.Complete {
+		return errors.New("the timeline stops short: the recording process was killed")
+	}
+	for i := len(tl.Events) - 1; i >= 0; i-- {
+		if e := tl.Events[i]; e.Kind == timeline.RunEnd {
+			if e.Message != "" && e.Message != "completed" {
+				return errors.New(e.Message)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// runSpan is when a recorded run started and ended.
+func runSpan(tl *timeline.Timeline) (time.Time, time.Time) {
+	start, end := tl.Meta.Start, tl.Meta.Start
+	for _, e := range tl.Events {
+		if start.IsZero() || e.Time.Before(start) {
+			start = e.Time
+		}
+		if e.Time.After(end) {
+			end = e.Time
+		}
+	}
+	return start, end
+}

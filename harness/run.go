@@ -1,0 +1,162 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Options control a run of scenarios.
+type Options struct {
+	// ReportDir receives one run directory per scenario and the report
+	// files; Formats names the reports (the table goes to Out).
+	ReportDir string
+	Formats   []reports.Format
+	// Out receives the progress of each run, the table and the names of
+	// the report files; Live redraws a progress line on it (a terminal)
+	// and Color paints the table.
+	Out   io.Writer
+	Live  bool
+	Color bool
+	// Tool is the chaoskit version recorded on each timeline.
+	Tool string
+	// Self is the chaoskit executable that serves demo targets; empty
+	// means the running one.
+	Self string
+	// StateDir indexes the faults of unfinished runs (see runner.Options).
+	StateDir string
+	// RateScale is the --rate-scale factor, recorded on each timeline (0
+	// when none was given; the scenarios are loaded with it already).
+	RateScale float64
+	// KeepGoing goes on with the next scenario after one could not run.
+	KeepGoing bool
+}
+
+func (o *Options) out() io.Writer {
+	if o.Out == nil {
+		return io.Discard
+	}
+	return o.Out
+}
+
+func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Options {
+	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live, Tool: o.Tool,
+		StateDir: o.StateDir, RateScale: o.RateScale})
+}
+
+// Run runs each scenario into its run directory below ReportDir, judges
+// its contracts and writes the reports. The error carries the exit code
+// (internal/exitcode): ErrContractsFailed when the verdict is not pass, the
+// first run's error when a scenario could not run (an interruption stops
+// at once; another error stops unless KeepGoing), or a report that could
+// not be written. The report is returned whenever it was made.
+func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports.Report, error) {
+	out := opts.out()
+	if opts.Self == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
+		}
+		opts.Self = self
+	}
+	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
+		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	}
+	started := time.Now()
+	var reps []reports.ScenarioReport
+	var runErr error
+	for i, sc := range scs {
+		fmt.Fprintf(out, "%s (%s) [%d/%d]\n", sc.Name, sc.File, i+1, len(scs))
+		res, err := runner.Run(ctx, sc, opts.runnerOptions(sc, filepath.Join(opts.ReportDir, sc.Name)))
+		var tl *timeline.Timeline
+		if res != nil {
+			tl = res.Timeline
+		}
+		rep := ScenarioReport(sc, tl, sc.Name, err)
+		if err != nil {
+			fmt.Fprintf(out, "  %s: %v\n", sc.Name, err)
+		}
+		reps = append(reps, rep)
+		if err != nil {
+			if runErr == nil || errors.Is(err, runner.ErrInterrupted) {
+				runErr = err
+			}
+			if !opts.KeepGoing || errors.Is(err, runner.ErrInterrupted) {
+				break
+			}
+		}
+	}
+	rep := reports.New(started, reps)
+	fmt.Fprintln(out)
+	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color); err != nil {
+		return rep, err
+	}
+	if runErr != nil {
+		return rep, runErr
+	}
+	return rep, verdictError(rep)
+}
+
+// verdictError is ErrContractsFailed unless every contract passed.
+func verdictError(rep *reports.Report) error {
+	if rep.Verdict != contract.Pass {
+		return ErrContractsFailed
+	}
+	return nil
+}
+
+// ScenarioReport judges sc's contracts over a recorded timeline (nil when
+// the run recorded nothing) and measures the run, for the reports. runDir
+// is the run directory as the reports name it; runErr the error the run
+// ended with.
+func ScenarioReport(sc *scenarios.Scenario, tl *timeline.Timeline, runDir string, runErr error) reports.ScenarioReport {
+	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
+	if tl != nil {
+		rep.Contracts = Judge(sc, tl)
+		rep.AddMeasurement(contract.Measure(tl, sc.Classification()))
+	}
+	if runErr != nil {
+		rep.Error = runErr.Error()
+	}
+	rep.Verdict = reports.ScenarioVerdict(rep.Contracts, runErr)
+	return rep
+}
+
+// Judge evaluates sc's contracts over a recorded timeline. The contracts
+// compiled when the scenario loaded, so a compile error here cannot
+// happen; were one to, its verdict says so, inconclusive.
+func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
+	var out []contract.Verdict
+	for _, c := range sc.Contracts {
+		cc, err := contract.Compile(c.Spec())
+		if err != nil {
+			out = append(out, contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()})
+			continue
+		}
+		out = append(out, cc.Evaluate(tl))
+	}
+	return out
+}
+
+// WriteReports writes the reports in dir (the table to out) and names the
+// files written.
+func WriteReports(out io.Writer, dir string, rep *reports.Report, formats []reports.Format, color bool) error {
+	paths, err := reports.Write(dir, out, rep, formats, reports.Options{Table: reports.TableOptions{Color: color, Dir: dir}})
+	if err != nil {
+		return &runner.InfraError{Msg: "cannot write the reports", Err: err}
+	}
+	for _, p := range paths {
+		fmt.Fprintf(out, "report: %s\n", p)
+	}
+	return nil
+}
