@@ -35,7 +35,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, lost_writes == 0`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, status_shift("4xx") <= 10%, lost_writes == 0`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -109,6 +109,8 @@ func compileForm(src string) (check, error) {
 		return compileIncrease(src, increaseForm.FindStringSubmatch(s))
 	case neverForm.MatchString(s):
 		return &neverOpensCheck{src: src, name: neverForm.FindStringSubmatch(s)[1]}, nil
+	case shiftForm.MatchString(s):
+		return compileShift(src, shiftForm.FindStringSubmatch(s))
 	case writesForm.MatchString(s):
 		m := writesForm.FindStringSubmatch(s)
 		n, err := numberArg(src, m[2])

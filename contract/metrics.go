@@ -16,6 +16,9 @@ type Measurement struct {
 	Start  time.Time      `json:"start"`
 	Phases []PhaseMetrics `json:"phases"`
 	Faults []FaultTiming  `json:"faults"`
+	// Findings are what the run showed that no contract asked about
+	// (see StatusShifts).
+	Findings []Finding `json:"findings,omitempty"`
 	// Series is for charts; report.json leaves it out.
 	Series Series `json:"-"`
 }
@@ -116,6 +119,7 @@ func Measure(tl *timeline.Timeline, cls Classification) Measurement {
 		}
 		m.Faults = append(m.Faults, ft)
 	}
+	m.Findings = StatusShifts(tl, cls)
 	m.Series = series(tl, &cls, m.Start, end)
 	m.Series.Phases = m.Phases
 	return m

@@ -40,6 +40,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		if s.Error != "" {
 			fmt.Fprintf(&evidence, "**%s**: the run failed: %s\n\n", s.Name, s.Error)
 		}
+		for _, f := range s.Findings {
+			fmt.Fprintf(&evidence, "⚠️ **%s**: finding: %s\n\n", s.Name, f.Message)
+		}
 		for _, c := range s.Contracts {
 			if c.Outcome == contract.Pass {
 				continue

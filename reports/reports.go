@@ -44,13 +44,16 @@ type ScenarioReport struct {
 	Start  time.Time               `json:"start,omitzero"`
 	Phases []contract.PhaseMetrics `json:"phases,omitempty"`
 	Faults []contract.FaultTiming  `json:"faults,omitempty"`
+	// Findings are what the run showed that no contract asked about: a
+	// status class that shifted under a fault (contract.StatusShifts).
+	Findings []contract.Finding `json:"findings,omitempty"`
 	// Series feeds the HTML chart; report.json leaves it out.
 	Series *contract.Series `json:"-"`
 }
 
 // AddMeasurement adds a run's figures to the scenario report.
 func (s *ScenarioReport) AddMeasurement(m contract.Measurement) {
-	s.Start, s.Phases, s.Faults, s.Series = m.Start, m.Phases, m.Faults, &m.Series
+	s.Start, s.Phases, s.Faults, s.Findings, s.Series = m.Start, m.Phases, m.Faults, m.Findings, &m.Series
 }
 
 // New folds scenario reports into a Report.

@@ -67,6 +67,9 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 				fmt.Fprintf(w, "%s / %s: first violation of %q: %s\n", s.Name, c.Name, ch.Expect, violationText(ch.Violations[0]))
 			}
 		}
+		for _, f := range s.Findings {
+			fmt.Fprintf(w, "%s: finding: %s\n", s.Name, f.Message)
+		}
 	}
 	for _, s := range r.Scenarios {
 		switch {
