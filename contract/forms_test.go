@@ -112,6 +112,17 @@ func TestEvaluateForms(t *testing.T) {
 		{"breaker never opens", Spec{Expect: []string{`breaker("db") opens within 1s`}}, newShop(10, normal).breaker(breakerOpen(time.Hour, time.Hour)).tl, Fail, "never open"},
 		{"breaker closes in time", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, 2500*time.Millisecond)).tl, Pass, "closed 500ms after fault end"},
 		{"breaker closes late", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 300ms after fault`}}, newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, 2500*time.Millisecond)).tl, Fail, "closed 500ms"},
+		// A close is a transition: a breaker that was never open has not closed.
+		{"breaker never opened, never closed", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(breakerOpen(time.Hour, time.Hour)).tl, Fail, "never open, so never closed: closed at fault end and in all 11 samples after it"},
+		{"breaker closed again before the fault's end", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(breakerOpen(1200*time.Millisecond, 1500*time.Millisecond)).tl, Fail, "never open, so never closed"},
+		{"half-open at the fault's end, then closed", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(func(at time.Duration) string {
+			if at >= 1500*time.Millisecond && at < 2300*time.Millisecond {
+				return "half-open"
+			}
+			return "closed"
+		}).tl, Pass, "closed 300ms after fault end"},
+		{"breaker opens after the fault's end, then closes", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(breakerOpen(2200*time.Millisecond, 2600*time.Millisecond)).tl, Pass, "closed 600ms after fault end"},
+		{"breaker open to the end", Spec{Phase: "recovery", Expect: []string{`breaker("db") closes within 1s after fault`}}, newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, time.Hour)).tl, Fail, "never closed in 11 samples after fault end"},
 		{"no state samples", Spec{Expect: []string{`breaker("db") opens within 1s`}}, ok, Inconclusive, "no data"},
 		{"unknown breaker", Spec{Expect: []string{`breaker("payments") opens within 1s`}}, newShop(10, normal).breaker(breakerOpen(0, 0)).tl, Inconclusive, "no data"},
 		// Write integrity.

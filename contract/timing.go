@@ -162,7 +162,10 @@ func inconclusive(res CheckResult, reason string) CheckResult {
 
 // breakerCheck is `breaker("db") opens within 1s` (after the fault's
 // start) or `breaker("db") closes within 8s after fault` (after its end),
-// judged on the sampled state of the target.
+// judged on the sampled state of the target. A close is a transition: the
+// breaker must be seen open or half-open, at the fault's end or after it,
+// before the sample that shows it closed. A breaker that never opened (no
+// breaker at all, a rule that never trips) has not closed.
 type breakerCheck struct {
 	src      string
 	name     string
@@ -237,13 +240,20 @@ func (c *breakerCheck) evaluate(w *window) CheckResult {
 			return inconclusive(res, fmt.Sprintf("fault %s was never switched off", f.Point))
 		}
 	}
+	// A close needs the breaker open first: in its last sample before the
+	// fault's end, or in one after.
+	wasOpen := false
 	n := 0
 	for _, s := range samples {
 		if s.Time.Before(from) {
+			wasOpen = s.State != "closed"
 			continue
 		}
 		n++
-		if s.State == want {
+		if s.State != "closed" {
+			wasOpen = true
+		}
+		if s.State == want && (c.opens || wasOpen) {
 			got := s.Time.Sub(from)
 			res.Samples = n
 			res.Measured = fmt.Sprintf("%s %s after %s", want, fmtDur(got), event)
@@ -255,6 +265,9 @@ func (c *breakerCheck) evaluate(w *window) CheckResult {
 	res.Samples = n
 	res.Outcome, res.Margin = Fail, -100
 	res.Measured = fmt.Sprintf("never %s in %d samples after %s", want, n, event)
+	if !c.opens && !wasOpen {
+		res.Measured = fmt.Sprintf("never open, so never closed: closed at %s and in all %d samples after it", event, n)
+	}
 	if n == 0 {
 		return inconclusive(res, fmt.Sprintf("no state sample of breaker %q after the %s", c.name, event))
 	}
