@@ -99,6 +99,37 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestUnfiredReason checks that a marker that never fired is explained by
+// what the target said about its build before the run: a live build means
+// the code path was not taken, anything else that the build may be plain.
+func TestUnfiredReason(t *testing.T) {
+	live, inert := true, false
+	for _, tt := range []struct {
+		name    string
+		probe   *bool
+		want    string
+		notWant string
+	}{
+		{"live build", &live, "the build is live (its fault-injection probe fired before the run), so no request reached the marker: the code path was not taken", "without failpoint rewriting"},
+		{"inert build", &inert, "the service said its failpoint markers are inert: it was built without failpoint rewriting", "code path"},
+		{"could not tell", nil, "the service may be built without failpoint rewriting (it did not say whether its markers are live)", "code path"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := build(200, func(int) bool { return false }, 0)
+			tl.Meta.FaultInjection = tt.probe
+			c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := c.Evaluate(tl)
+			if v.Outcome != Inconclusive || !strings.HasPrefix(v.Reason, `fault svc/store/q was on in phase "fault" but its marker never fired; `) ||
+				!strings.Contains(v.Reason, tt.want) || strings.Contains(v.Reason, tt.notWant) {
+				t.Errorf("%s: %q; want it to say %q", v.Outcome, v.Reason, tt.want)
+			}
+		})
+	}
+}
+
 func TestViolationEvidence(t *testing.T) {
 	c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}})
 	v := c.Evaluate(build(200, func(i int) bool { return i%20 == 0 }, 10))

@@ -61,7 +61,7 @@ func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
 	switch {
 	case len(unfired) > 0:
 		v.Outcome = Inconclusive
-		v.Reason = fmt.Sprintf("fault %s was on in %s but its marker never fired; the service may be built without failpoint rewriting", strings.Join(unfired, ", "), phaseName(c.Spec.Phase))
+		v.Reason = unfiredReason(tl.Meta.FaultInjection, unfired, c.Spec.Phase)
 	case w.shortfall() != "":
 		v.Outcome = Inconclusive
 		v.Reason = w.shortfall()
@@ -84,6 +84,21 @@ func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
 		v.Measured, v.Expected = d.Measured, d.Expected
 	}
 	return v
+}
+
+// unfiredReason explains a fault whose marker never fired in a window. The
+// runner asks the target, before the first phase, whether its markers are
+// live (timeline.Meta.FaultInjection): when they are, the marker could have
+// fired and no request reached it; otherwise the build may be a plain one.
+func unfiredReason(live *bool, points []string, phase string) string {
+	head := fmt.Sprintf("fault %s was on in %s but its marker never fired", strings.Join(points, ", "), phaseName(phase))
+	switch {
+	case live != nil && *live:
+		return head + "; the build is live (its fault-injection probe fired before the run), so no request reached the marker: the code path was not taken (e.g. the call failed before it, or a cache served every request)"
+	case live != nil:
+		return head + "; the service said its failpoint markers are inert: it was built without failpoint rewriting"
+	}
+	return head + "; the service may be built without failpoint rewriting (it did not say whether its markers are live)"
 }
 
 // decisive returns the check that decided the verdict: the first failing

@@ -274,6 +274,13 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 		return infra("the scenario switches faults but its target has no failpoint control endpoint", "set target.failpoints to the address given in GO_FAILPOINTS_HTTP", nil)
 	}
 	rep, ok, err := r.tgt.hits(ctx)
+	if err == nil && ok && rep.FaultInjection != nil {
+		// Recorded so that a marker that never fires can be explained.
+		r.tl.Meta.FaultInjection = rep.FaultInjection
+		if err := r.tw.Meta(r.tl.Meta); err != nil {
+			return infra("cannot write the timeline", "", err)
+		}
+	}
 	if err != nil || !ok || rep.FaultInjection == nil || *rep.FaultInjection {
 		return nil // the service cannot tell; fault hits decide later
 	}

@@ -31,6 +31,12 @@ type Meta struct {
 	// RateScale the --rate-scale factor (0 when not given).
 	Vars      map[string]string `json:"vars,omitempty"`
 	RateScale float64           `json:"rate_scale,omitempty"`
+	// FaultInjection is what the target's hit report said before the first
+	// phase: true when its failpoint markers are live (a fault-injection
+	// build), false when they are inert, nil when it could not tell or was
+	// not asked (no faults). It tells a marker that never fired because no
+	// request took its code path from one that could not fire.
+	FaultInjection *bool `json:"fault_injection,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.
