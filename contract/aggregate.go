@@ -172,8 +172,23 @@ type staleCheck struct {
 func (c *staleCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}
 	var oldest time.Duration
+	var bad int
+	var firstBad error
 	for i := range w.reqs {
-		age, ok := w.spec.Classify.Age(&w.reqs[i])
+		age, ok, err := w.spec.Classify.Age(&w.reqs[i])
+		if err != nil {
+			// A copy of unknown age may be older than any bound.
+			res.Samples++
+			if bad++; firstBad == nil {
+				firstBad = err
+			}
+			if len(res.Violations) < MaxViolations {
+				v := w.violation(i)
+				v.Detail = err.Error()
+				res.Violations = append(res.Violations, v)
+			}
+			continue
+		}
 		if !ok {
 			continue
 		}
@@ -188,6 +203,11 @@ func (c *staleCheck) evaluate(w *window) CheckResult {
 	if res.Samples == 0 {
 		// Nothing served from a copy cannot serve a stale one.
 		res.Outcome, res.Measured, res.Margin = Pass, "no copies served", 100
+		return res
+	}
+	if bad > 0 {
+		res.Outcome, res.Margin = Fail, -100
+		res.Measured = fmt.Sprintf("unknown: %d of %d copies state no age (%v)", bad, res.Samples, firstBad)
 		return res
 	}
 	res.Measured = fmt.Sprintf("%s oldest of %d copies", fmtDur(oldest), res.Samples)

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -269,19 +270,88 @@ func jsonText(v any) string {
 }
 
 // Age returns the age of the copy r served, from the age header, and
-// whether r states one.
-func (c *Classification) Age(r *timeline.Request) (time.Duration, bool) {
-	h := c.AgeHeader
-	if h == "" {
-		h = DefaultAgeHeader
+// whether r states one. A header that is there but is not a finite,
+// non-negative number of milliseconds is an *AgeError: the service says it
+// served a copy and nothing true about how old it is, so no bound on its
+// age can be shown to hold (docs/contracts.md, "Ages a service gets wrong").
+func (c *Classification) Age(r *timeline.Request) (time.Duration, bool, error) {
+	h := c.ageHeader()
+	v, present := r.Headers[canonical(h)]
+	if !present {
+		return 0, false, nil
 	}
-	v := r.Header(h)
-	if v == "" {
-		return 0, false
+	ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || ms < 0 || math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return 0, false, &AgeError{Header: h, Value: v}
 	}
-	ms, err := strconv.ParseFloat(v, 64)
-	if err != nil || ms < 0 {
-		return 0, false
+	if ms >= float64(math.MaxInt64/time.Millisecond) {
+		return time.Duration(math.MaxInt64), true, nil
 	}
-	return time.Duration(ms * float64(time.Millisecond)), true
+	return time.Duration(ms * float64(time.Millisecond)), true, nil
+}
+
+func (c *Classification) ageHeader() string {
+	if c.AgeHeader == "" {
+		return DefaultAgeHeader
+	}
+	return canonical(c.AgeHeader)
+}
+
+// AgeError is an age header whose value is not a non-negative number of
+// milliseconds: "-5", "soon", "NaN".
+type AgeError struct {
+	Header string
+	Value  string
+}
+
+func (e *AgeError) Error() string {
+	v := e.Value
+	if len(v) > 40 {
+		v = v[:40] + "…"
+	}
+	return fmt.Sprintf("age header %s: %q is not a non-negative number of milliseconds", e.Header, v)
+}
+
+// BadAges finds, per route, the responses whose age header is there but
+// is not a non-negative number of milliseconds (see Age): a finding even
+// when no expectation reads age, since a service that states such ages
+// has a broken fallback or a wrong classify.age_header.
+func BadAges(tl *timeline.Timeline, cls Classification) []Finding {
+	type tally struct {
+		n, bad int
+		first  *timeline.Request
+		err    error
+	}
+	byRoute := map[string]*tally{}
+	var routes []string
+	for i := range tl.Requests {
+		r := &tl.Requests[i]
+		k := Route(r)
+		t := byRoute[k]
+		if t == nil {
+			t = &tally{}
+			byRoute[k] = t
+			routes = append(routes, k)
+		}
+		t.n++
+		if _, _, err := cls.Age(r); err != nil {
+			if t.bad == 0 {
+				t.first, t.err = r, err
+			}
+			t.bad++
+		}
+	}
+	var out []Finding
+	for _, k := range routes {
+		t := byRoute[k]
+		if t.bad == 0 {
+			continue
+		}
+		out = append(out, Finding{
+			Kind: "bad_age", Phase: t.first.Phase, Route: k, Total: t.n, Share: 100 * float64(t.bad) / float64(t.n),
+			Message: fmt.Sprintf("%s: %d of %d responses state an age that is not one (first: %v, request %d in %s); how old those copies were is unknown, and every expectation that reads age counts them as violations: fix the header the service sends, or name the right one in classify.age_header",
+				k, t.bad, t.n, t.err, t.first.Seq, phaseName(t.first.Phase)),
+		})
+	}
+	return out
 }

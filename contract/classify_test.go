@@ -2,6 +2,8 @@ package contract
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +146,64 @@ func TestFilter(t *testing.T) {
 	}
 	if !(Filter{}).Match("PUT", "/x", nil) || (Filter{Path: "["}).Match("GET", "/x", nil) {
 		t.Error("empty filter matches all; a bad glob matches nothing")
+	}
+}
+
+func TestAge(t *testing.T) {
+	custom := Classification{AgeHeader: "x-cache-age"}
+	tests := []struct {
+		name    string
+		cls     Classification
+		headers map[string]string
+		age     time.Duration
+		ok      bool
+		err     string
+	}{
+		{"no header, no copy", Classification{}, nil, 0, false, ""},
+		{"milliseconds", Classification{}, map[string]string{"X-Chaoskit-Age": "1500"}, 1500 * time.Millisecond, true, ""},
+		{"fractions", Classification{}, map[string]string{"X-Chaoskit-Age": "0.5"}, 500 * time.Microsecond, true, ""},
+		{"zero", Classification{}, map[string]string{"X-Chaoskit-Age": "0"}, 0, true, ""},
+		{"custom header", custom, map[string]string{"X-Cache-Age": "20"}, 20 * time.Millisecond, true, ""},
+		{"custom header ignores the default", custom, map[string]string{"X-Chaoskit-Age": "-1"}, 0, false, ""},
+		{"beyond any duration", Classification{}, map[string]string{"X-Chaoskit-Age": "1e300"}, time.Duration(math.MaxInt64), true, ""},
+		{"negative", Classification{}, map[string]string{"X-Chaoskit-Age": "-5"}, 0, false, `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds`},
+		{"unparsable", Classification{}, map[string]string{"X-Chaoskit-Age": "soon"}, 0, false, `"soon" is not`},
+		{"empty", Classification{}, map[string]string{"X-Chaoskit-Age": ""}, 0, false, `"" is not`},
+		{"not a number", Classification{}, map[string]string{"X-Chaoskit-Age": "NaN"}, 0, false, `"NaN" is not`},
+		{"infinite", Classification{}, map[string]string{"X-Chaoskit-Age": "+Inf"}, 0, false, `"+Inf" is not`},
+		{"custom header, bad", custom, map[string]string{"X-Cache-Age": "-0.1"}, 0, false, `age header X-Cache-Age: "-0.1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			age, ok, err := tt.cls.Age(&timeline.Request{Headers: tt.headers})
+			if age != tt.age || ok != tt.ok || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+				t.Errorf("Age = %v, %v, %v; want %v, %v, %q", age, ok, err, tt.age, tt.ok, tt.err)
+			}
+			var ae *AgeError
+			if tt.err != "" && !errors.As(err, &ae) {
+				t.Errorf("error %T is not an *AgeError", err)
+			}
+		})
+	}
+}
+
+// TestBadAgesAreFindings checks that a service stating ages that are none
+// gets a finding per route, naming the value, even with no contract on age.
+func TestBadAgesAreFindings(t *testing.T) {
+	tl := newShop(10, faultPhase(every(4), func(r *timeline.Request) { r.Headers["X-Chaoskit-Age"] = "-3" })).tl
+	got := BadAges(tl, Classification{})
+	if len(got) != 1 {
+		t.Fatalf("findings = %+v, want one", got)
+	}
+	f := got[0]
+	if f.Kind != "bad_age" || f.Route != "GET /products/{id}" || f.Phase != "fault" || f.Total != 300 || f.Share != 25.0/3 ||
+		!strings.Contains(f.Message, `25 of 300 responses`) || !strings.Contains(f.Message, `X-Chaoskit-Age: "-3"`) {
+		t.Errorf("finding = %+v", f)
+	}
+	if m := Measure(tl, Classification{}); len(m.Findings) != 1 || m.Findings[0].Kind != "bad_age" {
+		t.Errorf("Measure findings = %+v", m.Findings)
+	}
+	if got := BadAges(newShop(10, normal).tl, Classification{}); len(got) != 0 {
+		t.Errorf("good ages: findings %+v", got)
 	}
 }

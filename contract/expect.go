@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 )
@@ -27,6 +28,9 @@ type quantifiedCheck struct {
 	predicate *vm.Program
 	op        string
 	percent   float64
+	// readsAge is set when the predicate uses age: a request whose age
+	// header states no age then breaks it, whatever the predicate says.
+	readsAge bool
 }
 
 // reqEnv is what a predicate sees: one request.
@@ -103,7 +107,26 @@ func compileQuantified(src string, m []string) (check, error) {
 		se.Hint = predicateNames
 		return nil, se
 	}
-	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct}, nil
+	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age")}, nil
+}
+
+// uses reports whether a compiled predicate reads the named variable.
+func uses(prog *vm.Program, name string) bool {
+	node := prog.Node()
+	v := &identFinder{name: name}
+	ast.Walk(&node, v)
+	return v.found
+}
+
+type identFinder struct {
+	name  string
+	found bool
+}
+
+func (f *identFinder) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok && id.Value == f.name {
+		f.found = true
+	}
 }
 
 // rewriteDurations turns duration literals outside string literals into
@@ -188,10 +211,20 @@ func (c *quantifiedCheck) evaluate(w *window) CheckResult {
 	var machine vm.VM
 	for i := range w.reqs {
 		r := &w.reqs[i]
+		age, ageErr := w.age(r)
+		if ageErr != nil && c.readsAge {
+			// No age can satisfy a predicate on age, nor be shown to.
+			if len(res.Violations) < MaxViolations {
+				v := w.violation(i)
+				v.Detail = ageErr.Error()
+				res.Violations = append(res.Violations, v)
+			}
+			continue
+		}
 		env := reqEnv{
 			Status: r.Status, Latency: r.Latency, Body: r.Body, Method: r.Method, URL: r.URL, Path: requestPath(r),
 			Target: r.Target, Phase: r.Phase, Error: r.Error, Tags: r.Tags,
-			Class: string(w.classes[i]), Source: w.sources[i], Age: w.age(r),
+			Class: string(w.classes[i]), Source: w.sources[i], Age: age,
 			Faults:   faultsAt(w.faults, r.Time),
 			Header:   r.Header,
 			JSON:     func(path string) any { v, _ := JSONPath(r.Body, path); return v },

@@ -35,6 +35,11 @@ func slow503(r *timeline.Request)  { served(r, 503, "none", 300*time.Millisecond
 func fast503(r *timeline.Request)  { served(r, 503, "none", time.Millisecond) }
 func fromDB(r *timeline.Request)   { served(r, 200, "db", time.Millisecond) }
 func fromSlow(r *timeline.Request) { served(r, 200, "cache", 300*time.Millisecond) }
+
+// badAge gives a response an age header that states no age.
+func badAge(v string) func(r *timeline.Request) {
+	return func(r *timeline.Request) { r.Headers["X-Chaoskit-Age"] = v }
+}
 func timedOut(r *timeline.Request) {
 	r.Status, r.Latency, r.Headers, r.Body = 0, time.Second, nil, ""
 	r.Error = "Get \"http://127.0.0.1:1/products/1\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
@@ -93,6 +98,13 @@ func TestEvaluateForms(t *testing.T) {
 		{"stale passes", Spec{Expect: []string{`stale <= 30s`}}, ok, Pass, "1.5s oldest of 100 copies"},
 		{"stale fails", Spec{Expect: []string{`stale <= 1s`}}, ok, Fail, "1.5s oldest"},
 		{"no copies, nothing stale", Spec{Phase: "warmup", Expect: []string{`stale <= 1s`}}, ok, Pass, "no copies served"},
+		// Ages that are none: a violation of whatever reads age.
+		{"a negative age is not fresh", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Fail, `unknown: 2 of 100 copies state no age (age header X-Chaoskit-Age: "-5" is not`},
+		{"an unparsable age is not fresh", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(50), badAge("1.5s"))).tl, Fail, `"1.5s" is not`},
+		{"an age on a primary answer counts too", Spec{Phase: "warmup", Expect: []string{`stale <= 30s`}}, newShop(10, inPhase("warmup", every(50), badAge("x"))).tl, Fail, "unknown: 2 of 2 copies"},
+		{"a predicate on age is broken by a bad age", Spec{Expect: []string{`age >= 0s for == 100%`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Fail, "98% (98/100)"},
+		{"a share may still hold with bad ages", Spec{Expect: []string{`age < 2s for >= 90%`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Pass, "98% (98/100)"},
+		{"a predicate not on age ignores the age header", Spec{Expect: []string{`status == 200 for == 100%`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Pass, "100% (100/100)"},
 		// Time to degrade and recover.
 		{"degrades at once", Spec{Expect: []string{`time_to_degrade < 200ms`}}, ok, Pass, "0s"},
 		{"degrades too late", Spec{Expect: []string{`time_to_degrade < 200ms`}}, newShop(10, faultPhase(below(30), slow503)).tl, Fail, "300ms"},
@@ -260,6 +272,15 @@ func TestEvidence(t *testing.T) {
 		}
 		if got[5].Seq != 151 || got[5].Detail != `different: GET /orders/151: name: acknowledged p1, read changed` {
 			t.Errorf("changed write = %+v", got[5])
+		}
+	})
+	t.Run("ages that are none name the header and its value", func(t *testing.T) {
+		tl := newShop(10, faultPhase(every(50), badAge("-5"))).tl
+		for _, expect := range []string{`stale <= 30s`, `age <= 30s for == 100%`} {
+			got := judge(expect, tl).Violations
+			if len(got) != 2 || got[0].Seq != 101 || got[0].Detail != `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds` {
+				t.Errorf("%s: violations = %+v", expect, got)
+			}
 		}
 	})
 	t.Run("stale copies name their age", func(t *testing.T) {

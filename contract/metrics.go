@@ -119,7 +119,7 @@ func Measure(tl *timeline.Timeline, cls Classification) Measurement {
 		}
 		m.Faults = append(m.Faults, ft)
 	}
-	m.Findings = StatusShifts(tl, cls)
+	m.Findings = append(StatusShifts(tl, cls), BadAges(tl, cls)...)
 	m.Series = series(tl, &cls, m.Start, end)
 	m.Series.Phases = m.Phases
 	return m

@@ -251,8 +251,9 @@ func (w *window) requestViolation(r *timeline.Request, c Class, src string) Viol
 
 func canonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
 
-// age is the age of the copy r served, 0 when it is not one.
-func (w *window) age(r *timeline.Request) time.Duration {
-	a, _ := w.spec.Classify.Age(r)
-	return a
+// age is the age of the copy r served, 0 when it is not one, with the
+// *AgeError of an age header that states no age.
+func (w *window) age(r *timeline.Request) (time.Duration, error) {
+	a, _, err := w.spec.Classify.Age(r)
+	return a, err
 }
