@@ -262,3 +262,144 @@ func TestSearch(t *testing.T) {
 		t.Fatalf("search: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestStaleUnboundedServesOldCopies checks the staleness bound and the
+// variant that drops it: with a bound of 1ns every copy is too old, and
+// only the variant serves it.
+func TestStaleUnboundedServesOldCopies(t *testing.T) {
+	for _, unbounded := range []bool{false, true} {
+		s, err := New(context.Background(), Config{MaxStaleness: time.Nanosecond, StaleUnbounded: unbounded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		if rec := get(t, h, "/products/7"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "db" {
+			t.Fatalf("healthy read: %d %v", rec.Code, rec.Header())
+		}
+		s.Close() // the database goes away
+		rec := get(t, h, "/products/7")
+		if unbounded {
+			if rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" || rec.Header().Get(HeaderAge) == "" {
+				t.Errorf("stale-unbounded: %d %v", rec.Code, rec.Header())
+			}
+		} else if rec.Code != 503 || rec.Header().Get(HeaderSource) != "none" || s.State().Cache.Stale != 1 {
+			t.Errorf("a copy past max staleness was served: %d %v", rec.Code, rec.Header())
+		}
+	}
+}
+
+// TestLeakPermitsShrinksCapacity fails the recommendations dependency and
+// checks the bulkhead's slots: all free again after the failures, except in
+// the variant that leaks them, where the bulkhead ends up full and turns
+// every later call away.
+func TestLeakPermitsShrinksCapacity(t *testing.T) {
+	for _, leak := range []bool{false, true} {
+		s, err := New(context.Background(), Config{LeakPermits: leak})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		s.rec.close() // every call fails
+		for i := 0; i < 12; i++ {
+			if rec := get(t, h, fmt.Sprintf("/products/%d/recommendations", i+1)); rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" {
+				t.Fatalf("call %d: %d %v", i, rec.Code, rec.Header())
+			}
+		}
+		b := s.State().Bulkheads["recommendations"]
+		if want := map[bool]int{false: 0, true: 8}[leak]; b.InFlight != want {
+			t.Errorf("leak %v: %d slots held after the failures, want %d", leak, b.InFlight, want)
+		}
+		if want := map[bool]bool{false: false, true: true}[leak]; (b.Rejected > 0) != want {
+			t.Errorf("leak %v: %d calls rejected by a bulkhead nobody holds", leak, b.Rejected)
+		}
+		s.Close()
+	}
+}
+
+// TestSharedBulkheadStarvesProducts holds every slot of the recommendations
+// bulkhead, as a slow dependency does, and reads a product: untouched,
+// except in the variant that shares the bulkhead.
+func TestSharedBulkheadStarvesProducts(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		s, err := New(context.Background(), Config{SharedBulkhead: shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		get(t, h, "/products/7") // a copy for the cache
+		for i := 0; i < 8; i++ {
+			p, err := s.rec.bulkhead.Allow(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Done(nil)
+		}
+		rec := get(t, h, "/products/7")
+		if want := map[bool]string{false: "db", true: "cache"}[shared]; rec.Header().Get(HeaderSource) != want {
+			t.Errorf("shared %v: product served by %q, want %q (%v)", shared, rec.Header().Get(HeaderSource), want, rec.Header())
+		}
+		s.Close()
+	}
+}
+
+// TestConsecutiveBreakerTripsOnAFewErrors checks that the database breaker
+// trips on the error rate (20 reads at least), and in the variant on three
+// failures in a row.
+func TestConsecutiveBreakerTripsOnAFewErrors(t *testing.T) {
+	for _, consecutive := range []bool{false, true} {
+		s, err := New(context.Background(), Config{ConsecutiveBreaker: consecutive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		s.Close() // the database goes away
+		for i := 0; i < 3; i++ {
+			get(t, h, "/products/9")
+		}
+		if want := map[bool]string{false: "closed", true: "open"}[consecutive]; s.State().Breakers["db"].State != want {
+			t.Errorf("consecutive %v: breaker %s after 3 failures, want %s", consecutive, s.State().Breakers["db"].State, want)
+		}
+	}
+}
+
+// TestNoFallbackServesNoDefaultList checks that the no-fallback variant
+// drops the recommendations' default list too.
+func TestNoFallbackServesNoDefaultList(t *testing.T) {
+	s, err := New(context.Background(), Config{NoFallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.rec.close()
+	if rec := get(t, s.Handler(), "/products/5/recommendations"); rec.Code != 503 || rec.Header().Get(HeaderSource) != "none" {
+		t.Errorf("no-fallback recommendations: %d %v", rec.Code, rec.Header())
+	}
+}
+
+// TestIdempotencyBrokenAnswersANewID replays an order: the same order comes
+// back, except in the variant, whose answer names an order that was never
+// stored.
+func TestIdempotencyBrokenAnswersANewID(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		s, err := New(context.Background(), Config{IdempotencyBroken: broken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Handler()
+		first := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`)
+		replay := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`)
+		var a, b store.Order
+		if first.Code != 201 || replay.Code != 200 || json.Unmarshal(first.Body.Bytes(), &a) != nil || json.Unmarshal(replay.Body.Bytes(), &b) != nil {
+			t.Fatalf("broken %v: %d %s, then %d %s", broken, first.Code, first.Body, replay.Code, replay.Body)
+		}
+		read := get(t, h, replay.Header().Get("Location")).Code
+		if broken {
+			if a.ID == b.ID || read != 404 || s.State().Orders.Committed != 1 {
+				t.Errorf("idempotency-broken: ids %s %s, reading the replay's answers %d", a.ID, b.ID, read)
+			}
+		} else if a.ID != b.ID || read != 200 {
+			t.Errorf("replay answered %s (read %d), the first order is %s", b.ID, read, a.ID)
+		}
+		s.Close()
+	}
+}

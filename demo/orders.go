@@ -82,6 +82,9 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("order refused", "reason", reason, "err", err)
 		http.Error(w, "orders temporarily unavailable, retry later", http.StatusServiceUnavailable)
 	default:
+		if s.cfg.IdempotencyBroken && !res.created {
+			res.order = o // broken on purpose: the replay's own order, never stored
+		}
 		h.Set("Location", "/orders/"+res.order.ID)
 		h.Set(HeaderSource, "db")
 		status := http.StatusOK

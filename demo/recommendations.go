@@ -78,17 +78,42 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 	}
 	r.retry = retry.New(rs)
 	r.pipe = breakerimpl.Pipeline[int, recommend.List]{
-		Fallback: fallback.Func[int, recommend.List]{Name: "default", Fn: func(_ context.Context, id int, _ error) (recommend.List, error) {
-			return recommend.List{ProductID: id, Items: bestsellers}, nil
-		}},
 		Breaker: r.breaker,
 		Timeout: r.timeout,
 		Retry:   r.retry,
 	}
-	if !cfg.NoBulkhead {
+	if !cfg.NoFallback {
+		r.pipe.Fallback = fallback.Func[int, recommend.List]{Name: "default", Fn: func(_ context.Context, id int, _ error) (recommend.List, error) {
+			return recommend.List{ProductID: id, Items: bestsellers}, nil
+		}}
+	}
+	switch {
+	case cfg.NoBulkhead:
+	case cfg.LeakPermits:
+		r.pipe.Bulkhead = leakyBulkhead{r.bulkhead}
+	default:
 		r.pipe.Bulkhead = r.bulkhead
 	}
 	return r, nil
+}
+
+// leakyBulkhead is the LeakPermits variant, broken on purpose: a call that
+// fails never gives its slot back, so each failure shrinks the capacity
+// until no call gets through and every answer is the default list.
+type leakyBulkhead struct{ b *bulkhead.Bulkhead }
+
+func (l leakyBulkhead) Allow(ctx context.Context) (breakerimpl.Permit, error) {
+	p, err := l.b.Allow(ctx)
+	if err != nil {
+		return p, err
+	}
+	return breakerimpl.NewPermit(l, p.ID(), p.Start()), nil
+}
+
+func (l leakyBulkhead) Done(p breakerimpl.Permit, err error) {
+	if err == nil {
+		l.b.Done(p, nil)
+	}
 }
 
 // retryable retries transport errors, timeouts and 5xx answers, never 4xx.

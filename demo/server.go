@@ -40,8 +40,11 @@ type Config struct {
 
 	// Broken variants, one flag each, used to prove contracts fail.
 
-	// NoFallback never serves from the cache.
+	// NoFallback serves no fallback: no cache copy of a product, no
+	// default list of recommendations.
 	NoFallback bool
+	// StaleUnbounded serves cache copies of any age, past MaxStaleness.
+	StaleUnbounded bool
 	// SearchCost is the CPU each search burns; default 2ms.
 	SearchCost time.Duration
 
@@ -49,6 +52,15 @@ type Config struct {
 	NoBreaker bool
 	// NoBulkhead lets every recommendations call wait on the dependency.
 	NoBulkhead bool
+	// SharedBulkhead makes product reads wait in the recommendations
+	// bulkhead too, so a slow dependency starves a page that never calls it.
+	SharedBulkhead bool
+	// LeakPermits keeps the bulkhead slot of a recommendations call that
+	// fails: every failure shrinks the capacity for good.
+	LeakPermits bool
+	// ConsecutiveBreaker trips the database breaker on 3 failures in a row
+	// instead of on the error rate, so scattered errors open it.
+	ConsecutiveBreaker bool
 	// NoShedder never sheds search load, however hot the CPU.
 	NoShedder bool
 	// UnboundedRetries retries recommendations without a budget.
@@ -57,6 +69,10 @@ type Config struct {
 	FallbackEmpty bool
 	// AckBeforeCommit acknowledges an order before it is committed.
 	AckBeforeCommit bool
+	// IdempotencyBroken answers a replayed order (an idempotency key seen
+	// before) with the order built from the replay, a new id that was never
+	// stored, instead of the order the key first created.
+	IdempotencyBroken bool
 	// Bug plants a named bug for fuzzing to find; see Bugs.
 	Bug string
 	// Log receives structured logs; nil discards them.
@@ -154,9 +170,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// fails half the reads over the last second, with at least 20 reads, is
 	// given a second's rest; one that fails now and then is not. A short
 	// window lets the breaker react within a second of a fault.
+	var dbRule circuitbreaker.Rule = circuitbreaker.ErrorRate{Window: time.Second, Buckets: 10, MinRequests: 20, Percent: 50}
+	if cfg.ConsecutiveBreaker {
+		dbRule = circuitbreaker.ConsecutiveFailures{Threshold: 3} // broken on purpose
+	}
 	s.dbBreaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "db",
-		Rule:         circuitbreaker.ErrorRate{Window: time.Second, Buckets: 10, MinRequests: 20, Percent: 50},
+		Rule:         dbRule,
 		OpenDuration: time.Second,
 	})
 	s.ordersBreaker = circuitbreaker.New(circuitbreaker.Settings{
@@ -164,7 +184,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 3},
 		OpenDuration: time.Second,
 	})
-	s.cache = cache.New[int, store.Product]("cache", 4096, cfg.MaxStaleness)
+	maxStaleness := cfg.MaxStaleness
+	if cfg.StaleUnbounded {
+		maxStaleness = 0 // broken on purpose: copies of any age
+	}
+	s.cache = cache.New[int, store.Product]("cache", 4096, maxStaleness)
 	s.products = breakerimpl.Pipeline[int, store.Product]{
 		FallbackOn: func(err error) bool { return !errors.Is(err, store.ErrNotFound) },
 	}
@@ -178,6 +202,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.rec, err = newRecommendations(ctx, cfg); err != nil {
 		st.Close()
 		return nil, fmt.Errorf("start the recommendations dependency: %w", err)
+	}
+	if cfg.SharedBulkhead {
+		s.products.Bulkhead = s.rec.pipe.Bulkhead // broken on purpose: no isolation
 	}
 	s.searching = newSearching(s)
 	return s, nil
