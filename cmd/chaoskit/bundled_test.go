@@ -2,17 +2,24 @@ package main
 
 import (
 	"bufio"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/scenarios"
 )
 
-// brokenVariant is one row of the table in docs/scenarios.md: the bundled
-// scenario, the demo flag that breaks it, and the contract that must fail.
+// brokenVariant is one row of the broken-variants table of
+// docs/scenarios.md: a bundled contract, the demo flag that breaks it, and
+// the verdict it must then get.
 type brokenVariant struct {
-	scenario, flag, contract string
+	scenario, contract, flag, verdict string
 }
 
 // readBrokenVariants parses the broken-variants table of docs/scenarios.md,
@@ -27,7 +34,7 @@ func readBrokenVariants(t *testing.T) []brokenVariant {
 	var rows []brokenVariant
 	in := false
 	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		switch {
 		case line == "<!-- broken-variants:start -->":
@@ -37,10 +44,14 @@ func readBrokenVariants(t *testing.T) []brokenVariant {
 		case in && strings.HasPrefix(line, "| `"):
 			cells := strings.Split(strings.Trim(line, "|"), "|")
 			if len(cells) != 4 {
-				t.Fatalf("docs/scenarios.md: row %q has %d cells, want 4", line, len(cells))
+				t.Fatalf("docs/scenarios.md:%d: row has %d cells, want 4 (scenario, contract, broken variant, verdict)", n, len(cells))
 			}
 			trim := func(s string) string { return strings.Trim(strings.TrimSpace(s), "`") }
-			rows = append(rows, brokenVariant{scenario: trim(cells[0]), flag: trim(cells[2]), contract: trim(cells[3])})
+			r := brokenVariant{scenario: trim(cells[0]), contract: trim(cells[1]), flag: trim(cells[2]), verdict: trim(cells[3])}
+			if r.verdict != "fail" && r.verdict != "inconclusive" {
+				t.Fatalf("docs/scenarios.md:%d: verdict %q, want fail or inconclusive", n, r.verdict)
+			}
+			rows = append(rows, r)
 		}
 	}
 	if len(rows) == 0 {
@@ -86,50 +97,105 @@ func TestBundledSuitePasses(t *testing.T) {
 	}
 }
 
-// TestBundledScenariosFailAgainstBrokenVariants runs every bundled scenario
-// against the broken demo variant the documentation names, and checks the
-// named contract fails: no bundled contract is toothless.
-func TestBundledScenariosFailAgainstBrokenVariants(t *testing.T) {
+// demoArgs is the one line of a bundled scenario that gives the demo's
+// flags.
+var demoArgs = regexp.MustCompile(`(?m)^    args: \[(.*)\]$`)
+
+// withDemoFlag returns the scenario src with flag added to its demo's args.
+func withDemoFlag(t *testing.T, name string, src []byte, flag string) []byte {
+	t.Helper()
+	m := demoArgs.FindAllSubmatchIndex(src, -1)
+	if len(m) != 1 {
+		t.Fatalf("%s.yaml does not give its demo args on one `    args: [...]` line", name)
+	}
+	args := strings.TrimSpace(string(src[m[0][2]:m[0][3]]))
+	if args != "" {
+		args += ", "
+	}
+	args += strconv.Quote(flag)
+	out := append([]byte{}, src[:m[0][2]]...)
+	out = append(out, args...)
+	return append(out, src[m[0][3]:]...)
+}
+
+// TestBundledContractsFailAgainstBrokenVariants proves that no bundled
+// contract is toothless: every contract of every bundled scenario has a row
+// in docs/scenarios.md naming a broken variant of the demo, and against it
+// gets the verdict the row says. Each variant runs once, with all the
+// scenarios it breaks; the variants run side by side as far as -parallel
+// allows.
+func TestBundledContractsFailAgainstBrokenVariants(t *testing.T) {
 	bin := chaoskitBin(t)
 	rows := readBrokenVariants(t)
-	covered := map[string]bool{}
-	for _, r := range rows {
-		covered[r.scenario] = true
+	bundled, err := scenarios.Bundled(scenarios.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, name := range bundledNames(t) {
-		if !covered[name] {
-			t.Errorf("bundled scenario %s has no broken variant in docs/scenarios.md", name)
+	contracts := map[[2]string]bool{}
+	for _, sc := range bundled {
+		for _, c := range sc.Contracts {
+			contracts[[2]string{sc.Name, c.Name}] = true
 		}
 	}
+	covered := map[[2]string]bool{}
+	byFlag := map[string][]brokenVariant{}
 	for _, r := range rows {
-		t.Run(r.scenario+"/"+r.flag, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join(repoRoot(t), "scenarios", r.scenario+".yaml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Count(string(src), "    args: []\n") != 1 {
-				t.Fatalf("%s.yaml does not write its demo args as one `args: []` line", r.scenario)
-			}
-			broken := strings.Replace(string(src), "    args: []\n", `    args: ["`+r.flag+`"]`+"\n", 1)
+		key := [2]string{r.scenario, r.contract}
+		if !contracts[key] {
+			t.Errorf("docs/scenarios.md names contract %q of %s, which no bundled scenario has", r.contract, r.scenario)
+		}
+		covered[key] = true
+		byFlag[r.flag] = append(byFlag[r.flag], r)
+	}
+	for key := range contracts {
+		if !covered[key] {
+			t.Errorf("bundled contract %q of %s has no broken variant in docs/scenarios.md", key[1], key[0])
+		}
+	}
+	for _, flag := range slices.Sorted(maps.Keys(byFlag)) {
+		want := byFlag[flag]
+		t.Run(flag, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
-			file := filepath.Join(dir, r.scenario+".yaml")
-			if err := os.WriteFile(file, []byte(broken), 0o644); err != nil {
+			in := filepath.Join(dir, "scenarios")
+			if err := os.Mkdir(in, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			res := runBin(t, bin, "run", file, "--report-dir", filepath.Join(dir, "out"))
+			names := map[string]bool{}
+			for _, r := range want {
+				if names[r.scenario] {
+					continue
+				}
+				names[r.scenario] = true
+				src, err := os.ReadFile(filepath.Join(repoRoot(t), "scenarios", r.scenario+".yaml"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(in, r.scenario+".yaml"), withDemoFlag(t, r.scenario, src, flag), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := filepath.Join(dir, "out")
+			res := runBin(t, bin, "run", in, "--keep-going", "--report-dir", out)
 			if res.code != 1 {
 				t.Fatalf("exit %d, want 1\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
-			rep := readReport(t, filepath.Join(dir, "out"))
-			for _, c := range rep.Scenarios[0].Contracts {
-				if c.Name == r.contract {
-					if c.Verdict != "fail" {
-						t.Errorf("contract %q: %s (%s), want fail", c.Name, c.Verdict, c.Measured)
-					}
-					return
+			got := map[[2]string]string{}
+			measured := map[[2]string]string{}
+			for _, s := range readReport(t, out).Scenarios {
+				for _, c := range s.Contracts {
+					got[[2]string{s.Name, c.Name}] = c.Verdict
+					measured[[2]string{s.Name, c.Name}] = c.Measured
 				}
 			}
-			t.Errorf("scenario %s has no contract %q", r.scenario, r.contract)
+			for _, r := range want {
+				key := [2]string{r.scenario, r.contract}
+				if v, ok := got[key]; !ok {
+					t.Errorf("%s: contract %q was not judged\n%s", r.scenario, r.contract, res.stderr)
+				} else if v != r.verdict {
+					t.Errorf("%s: contract %q: %s (%s), want %s", r.scenario, r.contract, v, measured[key], r.verdict)
+				}
+			}
 		})
 	}
 }
