@@ -112,7 +112,7 @@ func TestUnfiredReason(t *testing.T) {
 	}{
 		{"live build", &live, "the build is live (its fault-injection probe fired before the run), so no request reached the marker: the code path was not taken", "without failpoint rewriting"},
 		{"inert build", &inert, "the service said its failpoint markers are inert: it was built without failpoint rewriting", "code path"},
-		{"could not tell", nil, "the service may be built without failpoint rewriting (it did not say whether its markers are live)", "code path"},
+		{"could not tell", nil, "the service may be built without failpoint rewriting (the run has no record that its markers were live)", "code path"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := build(200, func(int) bool { return false }, 0)

@@ -98,7 +98,7 @@ func unfiredReason(live *bool, points []string, phase string) string {
 	case live != nil:
 		return head + "; the service said its failpoint markers are inert: it was built without failpoint rewriting"
 	}
-	return head + "; the service may be built without failpoint rewriting (it did not say whether its markers are live)"
+	return head + "; the service may be built without failpoint rewriting (the run has no record that its markers were live)"
 }
 
 // decisive returns the check that decided the verdict: the first failing
