@@ -39,5 +39,6 @@ bundled scenario of the same name. --scenario names another file.`,
 	cmd.Flags().StringVar(&o.ReportDir, "report-dir", "", "directory for the report files (default RUN_DIR)")
 	cmd.Flags().StringVar(&formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringVar(&o.Scenario, "scenario", "", "judge with this scenario file instead (one run only)")
+	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
 	return cmd
 }
