@@ -97,7 +97,6 @@ func TestVersionReportsBuildInfo(t *testing.T) {
 	}
 }
 
-
 // make demo writes out/report.html, as README says.
 func TestMakeDemoWritesEveryReport(t *testing.T) {
 	out, err := exec.Command("make", "-C", repoRoot(t), "-n", "demo").Output()
