@@ -115,7 +115,7 @@ A scenario whose run fails for a reason of the harness or the target (exit
 				scale = 0
 			}
 			_, err = harness.Run(cmd.Context(), scs, harness.Options{ReportDir: f.reportDir, Formats: formats, Out: out,
-				Live: isTerminal(out), Color: colorOK(out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
+				Live: isTerminal(out), Color: colorOK(out), Width: terminalWidth(out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
 			return err
 		},
 	}
