@@ -21,9 +21,9 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/pingcap/failpoint"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/pingcap/failpoint"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/chaoskit/chaoskit/inject"
 )
