@@ -52,6 +52,11 @@ type Client interface {
 // Settings.Timeout cannot cut a slow call short), and it neither retries a
 // command nor redials, since a limiter answers from memory rather than
 // wait. Change any field before redis.NewClient.
+//
+// A go-redis client whose dials fail PoolSize times in a row stops dialing
+// and probes once a second until a dial succeeds; until then every command,
+// the health check's PING included, fails at once. So a limiter may return
+// to Redis up to a second later than HealthInterval alone would say.
 func Options(addr string) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
