@@ -79,4 +79,3 @@ shop_redis_limiter_redis_errors_total{limiter="search"} 0
 		t.Fatal(err)
 	}
 }
-

@@ -98,7 +98,7 @@ func BenchmarkAccuracy(b *testing.B) {
 					offered += res.offered / offeredRate
 					if mode == "recovering" {
 						if rec := recovered.Load(); rec != 0 {
-							toRedis += float64(time.Duration(rec-restarted.UnixNano()).Milliseconds())
+							toRedis += float64(time.Duration(rec - restarted.UnixNano()).Milliseconds())
 						} else {
 							b.Errorf("run %d: the limiter did not return to Redis", runs)
 						}
