@@ -344,6 +344,9 @@ func (c *core) fallBack(err error) {
 	}
 	now := c.s.Clock.Now()
 	c.since = now
+	// Fresh limiters (a call that raced the last recovery may have left
+	// one behind).
+	c.memory = nil
 	c.inMemory.Store(true)
 	c.fallbacks.Add(1)
 	if !c.watching && !c.closed {
