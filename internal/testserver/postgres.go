@@ -46,8 +46,11 @@ func StartPostgres(t testing.TB) *Postgres {
 	postgres := binary(t, "postgres", filepath.Join(bindir, "postgres"))
 
 	base := t.TempDir()
+	creds := unprivileged(t)
+	if creds != nil {
+		base = reachableDir(t, base)
+	}
 	data := filepath.Join(base, "data")
-	creds := unprivileged(t, base)
 	if err := os.Mkdir(data, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +99,8 @@ func postgresBinDir() string {
 }
 
 // unprivileged returns the credentials of the postgres user when the test
-// runs as root (nil otherwise), and opens base and its parent (both made
-// by t.TempDir for this test, mode 0700) for that user to traverse.
-func unprivileged(t testing.TB, base string) *syscall.Credential {
+// runs as root, nil otherwise.
+func unprivileged(t testing.TB) *syscall.Credential {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return nil
@@ -109,12 +111,49 @@ func unprivileged(t testing.TB, base string) *syscall.Credential {
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
-	for _, d := range []string{base, filepath.Dir(base)} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+}
+
+// reachableDir returns a directory of the test's that another user can
+// reach: base (from t.TempDir) once base and its parent, both made for
+// this test with mode 0700, are opened to be traversed, if every directory
+// above them already may be; otherwise (TMPDIR under /root, say) a new
+// directory in /tmp, removed when the test ends.
+func reachableDir(t testing.TB, base string) string {
+	t.Helper()
+	if traversable(filepath.Dir(filepath.Dir(base))) {
+		for _, d := range []string{base, filepath.Dir(base)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return base
+	}
+	dir, err := os.MkdirTemp("/tmp", "chaoskit-postgres-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// traversable reports whether every directory from dir up to / may be
+// searched by any user.
+func traversable(dir string) bool {
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
 
 // pingPostgres opens and closes one connection.
