@@ -283,14 +283,16 @@ func (ps *Proxies) Disable(f Fault) error {
 	if _, ok := r.faults[f.key()]; !ok {
 		return nil
 	}
-	delete(r.faults, f.key())
 	if f.Kind == Down {
 		ps.do(func(context.Context) { err = r.proxy.Start() })
 		if err != nil {
+			// Still down: a later Disable may bring it back.
 			return fmt.Errorf("fault %s: bring the proxy back on %s: %w", f, r.proxy.Listen, err)
 		}
+		delete(r.faults, f.key())
 		return nil
 	}
+	delete(r.faults, f.key())
 	ps.do(func(ctx context.Context) { err = r.proxy.Toxics.RemoveToxic(ctx, f.toxicName()) })
 	if err != nil {
 		return fmt.Errorf("fault %s: %w", f, err)

@@ -551,3 +551,25 @@ func TestTogglingWhileTrafficFlows(t *testing.T) {
 		t.Fatalf("%d toxiproxy goroutines after Close", n)
 	}
 }
+
+// A proxy whose address was taken while it was down stays down, says why,
+// and comes back once the address is free.
+func TestDownComesBackWhenItsAddressIsFree(t *testing.T) {
+	ps, addr := proxy(t, "db", upstream(t, echo))
+	down := netfault.Fault{Proxy: "db", Kind: netfault.Down}
+	enable(t, ps, down)
+	squatter, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ps.Disable(down); err == nil || !strings.Contains(err.Error(), "bring the proxy back on "+addr) {
+		squatter.Close()
+		t.Fatalf("Disable with the address taken: %v", err)
+	}
+	if got := ps.Active(); len(got) != 1 || got[0].Kind != netfault.Down {
+		t.Fatalf("Active() = %v, want the proxy still down", got)
+	}
+	squatter.Close()
+	disable(t, ps, down)
+	roundTrip(t, dial(t, addr))
+}
