@@ -197,7 +197,9 @@ type Decision struct {
 	// Allowed says whether the call may go ahead.
 	Allowed bool
 	// RetryAfter is, for a refusal, how long until the key admits a call
-	// again (a token is due, the window ends), at least a millisecond.
+	// again (a token is due, the window ends): to the microsecond and at
+	// least a millisecond from Redis, in whole seconds from memory (as the
+	// ratelimit limiters say it).
 	RetryAfter time.Duration
 	// Backend is where the decision was made.
 	Backend Backend
