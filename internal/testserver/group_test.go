@@ -3,6 +3,7 @@ package testserver
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,4 +55,35 @@ func zombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(stat), ')')
 	return i > 0 && strings.HasPrefix(string(stat[i+1:]), " Z")
+}
+
+// TestMissingBinarySkipsOrFailsUnderCI runs itself in a child process that
+// looks for a server binary that does not exist: a skip on a developer's
+// machine, a failure under CI.
+func TestMissingBinarySkipsOrFailsUnderCI(t *testing.T) {
+	if os.Getenv("TESTSERVER_CHILD") == "1" {
+		binary(t, "chaoskit-no-such-server")
+		t.Fatal("binary returned for a missing server")
+	}
+	for _, tt := range []struct {
+		ci   string
+		fail bool
+		want string
+	}{
+		{"", false, "--- SKIP"},
+		{"true", true, "CI must have it"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMissingBinarySkipsOrFailsUnderCI$", "-test.v")
+		env := []string{"TESTSERVER_CHILD=1", "CI=" + tt.ci}
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "CI=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != tt.fail || !strings.Contains(string(out), tt.want) {
+			t.Errorf("CI=%q: %v\n%s\nwant failure %v and %q", tt.ci, err, out, tt.fail, tt.want)
+		}
+	}
 }
