@@ -46,8 +46,11 @@ build: $(BIN)/failpoint-toolexec
 	rm -rf $$scratch $$scratch.log; exit $$status
 	@$(BIN)/chaoskit version | grep -q 'fault injection: yes' || { echo "bin/chaoskit has inert failpoint markers" >&2; exit 1; }
 
+# Every report: the table here, report.json, junit.xml, report.md and
+# out/report.html, the page README shows.
+DEMO_FORMATS := table,json,junit,markdown,html
 demo: build
-	$(BIN)/chaoskit run scenarios/ --report-dir out
+	$(BIN)/chaoskit run scenarios/ --report-dir out --format $(DEMO_FORMATS)
 
 vet:
 	$(GO) vet ./...

@@ -31,6 +31,15 @@ type Config struct {
 	Listen string
 	// DB is the SQLite file; empty means a temporary one.
 	DB string
+	// Postgres, when set, is the DSN of a PostgreSQL database to use
+	// instead of SQLite (on loopback); its tables are made if missing.
+	Postgres string
+	// Redis, when set, is the loopback address of a Redis that keeps the
+	// search rate limit (with an in-memory fallback while it is away).
+	Redis string
+	// SearchRate is the searches a second the rate limiter admits, with
+	// bursts of a tenth of it; default 2000.
+	SearchRate float64
 	// Products is how many products a new database holds; default 200.
 	Products int
 	// DBTimeout bounds each database call; default 100ms.
@@ -151,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	st, err := store.Open(ctx, cfg.DB, cfg.Products)
+	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +215,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.SharedBulkhead {
 		s.products.Bulkhead = s.rec.pipe.Bulkhead // broken on purpose: no isolation
 	}
-	s.searching = newSearching(s)
+	if s.searching, err = newSearching(s); err != nil {
+		s.rec.close()
+		st.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

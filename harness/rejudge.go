@@ -27,9 +27,11 @@ type RejudgeOptions struct {
 	// only), instead of the one the run was made from.
 	Scenario string
 	// Out receives a line per run, the table and the report files' names;
-	// Color paints the table.
+	// Color paints the table; Width is the terminal's width it fits in
+	// (reports.TableOptions.Width; 0 means no limit).
 	Out   io.Writer
 	Color bool
+	Width int
 }
 
 // Rejudge judges the runs saved at or below root again, without starting a
@@ -66,7 +68,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(out, "%s (%s, judged with %s)\n", sc.Name, run, from)
+		reports.WriteWrapped(out, fmt.Sprintf("%s (%s, judged with %s)", sc.Name, run, from), opts.Width)
 		reps = append(reps, ScenarioReport(sc, tl, runDirFrom(dir, run), RecordedError(tl)))
 		start, end := runSpan(tl)
 		if started.IsZero() || start.Before(started) {
@@ -79,7 +81,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	rep := reports.New(started, reps)
 	rep.Duration = ended.Sub(started)
 	fmt.Fprintln(out)
-	if err := WriteReports(out, dir, rep, opts.Formats, opts.Color); err != nil {
+	if err := WriteReports(out, dir, rep, opts.Formats, opts.Color, opts.Width); err != nil {
 		return rep, err
 	}
 	return rep, verdictError(rep)

@@ -24,10 +24,12 @@ type Options struct {
 	Formats   []reports.Format
 	// Out receives the progress of each run, the table and the names of
 	// the report files; Live redraws a progress line on it (a terminal)
-	// and Color paints the table.
+	// and Color paints the table. Width is the terminal's width the table
+	// fits in (reports.TableOptions.Width; 0 means no limit).
 	Out   io.Writer
 	Live  bool
 	Color bool
+	Width int
 	// Tool is the chaoskit version recorded on each timeline.
 	Tool string
 	// Self is the chaoskit executable that serves demo targets; empty
@@ -98,7 +100,7 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 	}
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
-	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color); err != nil {
+	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color, opts.Width); err != nil {
 		return rep, err
 	}
 	if runErr != nil {
@@ -148,15 +150,15 @@ func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
 	return out
 }
 
-// WriteReports writes the reports in dir (the table to out) and names the
-// files written.
-func WriteReports(out io.Writer, dir string, rep *reports.Report, formats []reports.Format, color bool) error {
-	paths, err := reports.Write(dir, out, rep, formats, reports.Options{Table: reports.TableOptions{Color: color, Dir: dir}})
+// WriteReports writes the reports in dir (the table to out, painted with
+// color and fitted to width) and names the files written.
+func WriteReports(out io.Writer, dir string, rep *reports.Report, formats []reports.Format, color bool, width int) error {
+	paths, err := reports.Write(dir, out, rep, formats, reports.Options{Table: reports.TableOptions{Color: color, Dir: dir, Width: width}})
 	if err != nil {
 		return &runner.InfraError{Msg: "cannot write the reports", Err: err}
 	}
 	for _, p := range paths {
-		fmt.Fprintf(out, "report: %s\n", p)
+		reports.WriteWrapped(out, "report: "+p, width)
 	}
 	return nil
 }

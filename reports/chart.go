@@ -1,216 +1,645 @@
 package reports
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
+	"html"
 	"math"
+	"strconv"
 	"strings"
 	"time"
-
-	xfont "golang.org/x/image/font"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/chaoskit/chaoskit/contract"
 )
 
-// The chart's colours: one per class, per breaker state, and the shading
+// The timeline chart of a scenario is SVG written here rather than by a
+// plotting library, so that its parts are elements a reader can hover
+// (each point, fault window, breaker span and contract window carries a
+// <title>) and a test can find by class: "fault" rects, "series" paths,
+// "point" circles, "contract-window" rects classed by verdict, "x-tick"
+// labels. Panels share one time axis; in each, the fault windows and phase
+// boundaries are drawn first, under the data, so that the data keeps the
+// colours of its legend.
+
+// Colours: one per class, per breaker state, per verdict, and the shading
 // of a fault window.
 var (
-	classColors = map[contract.Class]color.NRGBA{
-		contract.Primary:  {0x2e, 0x7d, 0x32, 0xff},
-		contract.Fallback: {0x15, 0x65, 0xc0, 0xff},
-		contract.Rejected: {0xf9, 0xa8, 0x25, 0xff},
-		contract.Error:    {0xc6, 0x28, 0x28, 0xff},
-		contract.Timeout:  {0x6a, 0x1b, 0x9a, 0xff},
+	classColors = map[contract.Class]string{
+		contract.Primary:  "#2e7d32",
+		contract.Fallback: "#1565c0",
+		contract.Rejected: "#f9a825",
+		contract.Error:    "#c62828",
+		contract.Timeout:  "#6a1b9a",
 	}
-	stateColors = map[string]color.NRGBA{
-		"closed":    {0x81, 0xc7, 0x84, 0xff},
-		"open":      {0xe5, 0x39, 0x35, 0xff},
-		"half-open": {0xff, 0xb3, 0x00, 0xff},
+	stateColors = map[string]string{
+		"closed":    "#81c784",
+		"open":      "#e53935",
+		"half-open": "#ffb300",
 	}
-	otherState = color.NRGBA{0x9e, 0x9e, 0x9e, 0xff}
-	faultFill  = color.NRGBA{0xff, 0x57, 0x22, 0x38}
-	faultEdge  = color.NRGBA{0xd8, 0x43, 0x15, 0xff}
-	faultText  = color.NRGBA{0xbf, 0x36, 0x0c, 0xff}
-	phaseEdge  = color.NRGBA{0x75, 0x75, 0x75, 0xff}
-	p50Color   = color.NRGBA{0x42, 0x42, 0x42, 0xff}
-	p99Color   = color.NRGBA{0xe6, 0x51, 0x00, 0xff}
+	verdictColors = map[contract.Outcome]string{
+		contract.Pass:         "#2e7d32",
+		contract.Fail:         "#c62828",
+		contract.Inconclusive: "#ef6c00",
+	}
 )
 
-// Chart size; legends sit in a margin right of the data.
 const (
-	chartWidth  = 10 * vg.Inch
-	chartHeight = 6.6 * vg.Inch
-	legendRoom  = 72
+	otherState   = "#9e9e9e"
+	faultFill    = "#ff5722"
+	faultOpacity = "0.22"
+	faultEdge    = "#d84315"
+	faultText    = "#bf360c"
+	phaseEdge    = "#757575"
+	gridColor    = "#eeeeee"
+	axisColor    = "#9e9e9e"
+	p50Color     = "#424242"
+	p99Color     = "#e65100"
+	sentColor    = "#616161"
+	servedColor  = "#2e7d32"
 )
 
-func sec(d time.Duration) float64 { return d.Seconds() }
+// Geometry, in the SVG's user units; the page scales the SVG to its width.
+const (
+	chartWidth = 1000
+	// The data area of every panel runs from plotLeft to plotRight; the
+	// legends sit right of it.
+	plotLeft  = 104
+	plotRight = 872
+	legendX   = 884
+	// Above each panel's data: its title; below: the x tick labels.
+	titleRoom = 20
+	tickRoom  = 22
+	phaseRoom = 20
+	// The share panel's data starts this far below its top, where the
+	// fault windows show above the stacked shares.
+	shareStrip = 8
+	rowHeight  = 18
+	// contractRow is the height of a contract's row: its label, then its
+	// window's bar.
+	contractRow = 24
+)
 
-// chartSVG draws a scenario's timeline: latency p50/p99 per time bucket,
-// the share of each class per bucket, and the breaker states as bands,
-// with every fault window shaded and labelled and phase boundaries marked.
-// It returns the SVG element, for inlining into HTML.
+// chartSVG draws a scenario's timeline: the phases along the top; latency
+// p50/p99 per time bucket (log scale); requests sent and served per
+// second, a line per phase; the share of each class per bucket; the
+// breaker states as bands; and each contract's window coloured by its
+// verdict. Fault windows are shaded and labelled in every panel, phase
+// boundaries dashed. It returns the SVG element, for inlining into HTML,
+// or "" when the scenario has no timeline.
 func chartSVG(s ScenarioReport) (string, error) {
 	if s.Series == nil || len(s.Series.Buckets) == 0 {
 		return "", nil
 	}
-	ser := s.Series
-	lat, err := latencyPlot(s, ser)
-	if err != nil {
-		return "", err
+	c := &chart{s: s, ser: s.Series, end: math.Max(sec(s.Series.End), 0.001)}
+	c.y = 4
+	c.phases()
+	c.latency()
+	c.throughput()
+	c.shares()
+	if len(c.ser.Breakers) > 0 {
+		c.breakers()
 	}
-	shares, err := sharePlot(s, ser)
-	if err != nil {
-		return "", err
+	if len(s.Contracts) > 0 {
+		c.contracts()
 	}
-	panels := []*plot.Plot{lat, shares}
-	weights := []float64{0.47, 0.33}
-	if len(ser.Breakers) > 0 {
-		band, err := breakerPlot(s, ser)
-		if err != nil {
-			return "", err
-		}
-		panels = append(panels, band)
-		weights = append(weights, 0.08+0.04*float64(len(ser.Breakers)))
-	}
-	c := vgsvg.New(chartWidth, chartHeight)
-	dc := draw.New(c)
-	drawAligned(panels, weights, dc)
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", err
-	}
-	out := buf.String()
-	if i := strings.Index(out, "<svg"); i >= 0 {
-		out = out[i:]
-	}
-	return out, nil
+	height := c.y + 4
+	var out strings.Builder
+	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 %d %s" font-size="11">`, chartWidth, num(height))
+	fmt.Fprintf(&out, `<title>%s: timeline of the run</title>`, esc(s.Name))
+	out.WriteString(c.b.String())
+	out.WriteString(`</svg>`)
+	return out.String(), nil
 }
 
-// drawAligned stacks the panels top to bottom, each taking its weight of
-// the height, with their data areas lined up so one time axis serves all.
-func drawAligned(panels []*plot.Plot, weights []float64, dc draw.Canvas) {
-	var total float64
-	for _, w := range weights {
-		total += w
-	}
-	height := dc.Max.Y - dc.Min.Y
-	canvases := make([]draw.Canvas, len(panels))
-	top := dc.Max.Y
-	var left, right vg.Length
-	for i, p := range panels {
-		h := vg.Length(weights[i]/total) * height
-		c := dc
-		c.Min.Y, c.Max.Y = top-h, top
-		c.Max.X -= legendRoom
-		top -= h
-		canvases[i] = c
-		data := p.DataCanvas(c)
-		left = max(left, data.Min.X-c.Min.X)
-		right = max(right, c.Max.X-data.Max.X)
-	}
-	for i, p := range panels {
-		c := canvases[i]
-		data := p.DataCanvas(c)
-		c = draw.Crop(c, left-(data.Min.X-c.Min.X), -(right - (c.Max.X - data.Max.X)), 0, 0)
-		p.Draw(c)
-	}
+func sec(d time.Duration) float64 { return d.Seconds() }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// chart accumulates the SVG of one scenario's panels, top to bottom.
+type chart struct {
+	b   strings.Builder
+	s   ScenarioReport
+	ser *contract.Series
+	end float64 // seconds
+	y   float64 // where the next panel starts
 }
 
-func newPanel(title, ylabel string, end time.Duration) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = 11
-	p.Title.TextStyle.Font.Variant = "Sans"
-	p.Y.Label.Text = ylabel
-	p.X.Min, p.X.Max = 0, math.Max(sec(end), 0.001)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font.Variant = "Sans"
-		a.Tick.Label.Font.Variant = "Sans"
-		a.Label.TextStyle.Font.Size = 9
-		a.Tick.Label.Font.Size = 8
-	}
-	p.Legend.TextStyle.Font.Variant = "Sans"
-	p.Legend.TextStyle.Font.Size = 8
-	p.Legend.ThumbnailWidth = vg.Points(14)
-	// Right of the data, in the margin drawAligned leaves.
-	p.Legend.Top, p.Legend.Left = true, false
-	p.Legend.XOffs = legendRoom - vg.Points(2)
-	return p
+// x maps seconds since the first phase started onto the data area.
+func (c *chart) x(t float64) float64 {
+	t = math.Min(math.Max(t, 0), c.end)
+	return plotLeft + t/c.end*(plotRight-plotLeft)
 }
 
-// shade adds the fault windows from ymin to ymax, with their labels at
-// labelY when labelled, and the phase boundaries.
-func shade(p *plot.Plot, s ScenarioReport, ymin, ymax, labelY float64, labelled bool) error {
-	for i, ph := range s.Phases {
+// panel is one panel's data area, top to bottom.
+type panel struct {
+	top, bottom float64
+}
+
+// open starts a panel of the given data height with its title, and draws
+// under it what every panel shows under its data: grid, phase boundaries
+// and fault windows (labelled when label is set). extraTop is room above
+// the data that the fault windows still cover.
+func (c *chart) open(class, title string, height, extraTop float64, label bool) panel {
+	fmt.Fprintf(&c.b, `<g class="panel %s">`, class)
+	fmt.Fprintf(&c.b, `<text class="panel-title" x="%s" y="%s" text-anchor="middle" font-size="12">%s</text>`,
+		num((plotLeft+plotRight)/2), num(c.y+13), esc(title))
+	p := panel{top: c.y + titleRoom + extraTop, bottom: c.y + titleRoom + extraTop + height}
+	c.b.WriteString(`<g class="under">`)
+	for _, t := range c.xTicks() {
+		fmt.Fprintf(&c.b, `<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>`, num(c.x(t)), num(c.x(t)), num(p.top), num(p.bottom), gridColor)
+	}
+	for i, ph := range c.s.Phases {
 		if i == 0 {
 			continue
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: sec(ph.Start), Y: ymin}, {X: sec(ph.Start), Y: ymax}})
-		if err != nil {
-			return err
+		x := num(c.x(sec(ph.Start)))
+		fmt.Fprintf(&c.b, `<line class="phase-boundary" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="0.8" stroke-dasharray="3 3"/>`,
+			x, x, num(p.top-extraTop), num(p.bottom), phaseEdge)
+	}
+	type span struct{ x0, x1 float64 }
+	var labelled []span
+	for _, f := range c.s.Faults {
+		x0, x1 := c.x(sec(f.On)), c.x(sec(f.Off))
+		fmt.Fprintf(&c.b, `<rect class="fault" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="%s" stroke="%s" stroke-width="0.8"><title>%s</title></rect>`,
+			num(x0), num(p.top-extraTop), num(math.Max(x1-x0, 0.5)), num(p.bottom-p.top+extraTop), faultFill, faultOpacity, faultEdge, esc(faultTitle(f)))
+		if !label {
+			continue
 		}
-		l.Color, l.Width, l.Dashes = phaseEdge, vg.Points(0.6), []vg.Length{vg.Points(3), vg.Points(3)}
-		p.Add(l)
-	}
-	var labels plotter.XYLabels
-	for _, f := range s.Faults {
-		on, off := sec(f.On), sec(f.Off)
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: on, Y: ymin}, {X: off, Y: ymin}, {X: off, Y: ymax}, {X: on, Y: ymax}})
-		if err != nil {
-			return err
+		// Labels of overlapping windows go one under the other.
+		text := "fault: " + faultName(f)
+		w := 6.2 * float64(len(text))
+		row := 0
+		for _, l := range labelled {
+			if x0 < l.x1 && l.x0 < x0+w {
+				row++
+			}
 		}
-		poly.Color = faultFill
-		poly.LineStyle.Color, poly.LineStyle.Width = faultEdge, vg.Points(0.8)
-		p.Add(poly)
-		labels.XYs = append(labels.XYs, plotter.XY{X: on, Y: labelY})
-		labels.Labels = append(labels.Labels, "fault: "+faultName(f))
+		labelled = append(labelled, span{x0, x0 + w})
+		fmt.Fprintf(&c.b, `<text class="fault-label" x="%s" y="%s" fill="%s" font-size="10" font-weight="bold">%s<title>%s</title></text>`,
+			num(x0+3), num(p.top+12+12*float64(row)), faultText, esc(text), esc(faultTitle(f)))
 	}
-	if !labelled || len(labels.XYs) == 0 {
-		return nil
-	}
-	l, err := plotter.NewLabels(labels)
-	if err != nil {
-		return err
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i].Color = faultText
-		l.TextStyle[i].Font.Size = 9
-		l.TextStyle[i].Font.Variant = "Sans"
-		l.TextStyle[i].Font.Weight = xfont.WeightBold
-	}
-	l.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(-11)}
-	p.Add(l)
-	return nil
+	c.b.WriteString(`</g>`)
+	return p
 }
 
-// phaseLabels names each phase at its start, along the bottom.
-func phaseLabels(p *plot.Plot, s ScenarioReport, y float64) error {
-	if len(s.Phases) == 0 {
-		return nil
+// close draws the panel's x axis with its tick labels (every panel has
+// them, so none needs the one below to be read) and ends the panel.
+func (c *chart) close(p panel, axisTitle bool) {
+	fmt.Fprintf(&c.b, `<g class="x-axis"><line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft, plotRight, num(p.bottom), num(p.bottom), axisColor)
+	for _, t := range c.xTicks() {
+		x := num(c.x(t))
+		fmt.Fprintf(&c.b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>`, x, x, num(p.bottom), num(p.bottom+4), axisColor)
+		fmt.Fprintf(&c.b, `<text class="x-tick" x="%s" y="%s" text-anchor="middle" font-size="10" fill="#616161">%ss</text>`, x, num(p.bottom+15), strconv.FormatFloat(t, 'f', -1, 64))
 	}
-	var labels plotter.XYLabels
-	for _, ph := range s.Phases {
-		labels.XYs = append(labels.XYs, plotter.XY{X: sec(ph.Start), Y: y})
-		labels.Labels = append(labels.Labels, ph.Name)
+	c.b.WriteString(`</g>`)
+	c.y = p.bottom + tickRoom
+	if axisTitle {
+		fmt.Fprintf(&c.b, `<text class="x-title" x="%s" y="%s" text-anchor="middle" font-size="10" fill="#616161">seconds since the first phase started</text>`,
+			num((plotLeft+plotRight)/2), num(c.y+4))
+		c.y += 12
 	}
-	l, err := plotter.NewLabels(labels)
-	if err != nil {
-		return err
+	c.b.WriteString(`</g>`)
+	c.y += 6
+}
+
+// xTicks are round times across the run, about eight of them.
+func (c *chart) xTicks() []float64 {
+	step := niceStep(c.end / 8)
+	var out []float64
+	for t := 0.0; t <= c.end+step/1e6; t += step {
+		out = append(out, math.Round(t/step)*step)
 	}
-	for i := range l.TextStyle {
-		l.TextStyle[i].Color = phaseEdge
-		l.TextStyle[i].Font.Size = 8
-		l.TextStyle[i].Font.Variant = "Sans"
+	return out
+}
+
+// niceStep is the 1, 2 or 5 times a power of ten nearest above d.
+func niceStep(d float64) float64 {
+	if d <= 0 {
+		return 1
 	}
-	l.Offset = vg.Point{X: vg.Points(3), Y: vg.Points(3)}
-	p.Add(l)
-	return nil
+	p := math.Pow(10, math.Floor(math.Log10(d)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= d {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// yAxis draws tick labels and grid lines at the given values.
+func (c *chart) yAxis(p panel, ticks []float64, y func(float64) float64, format func(float64) string, title string) {
+	c.b.WriteString(`<g class="y-axis">`)
+	fmt.Fprintf(&c.b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft, plotLeft, num(p.top), num(p.bottom), axisColor)
+	for _, v := range ticks {
+		yy := num(y(v))
+		fmt.Fprintf(&c.b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft-4, plotLeft, yy, yy, axisColor)
+		fmt.Fprintf(&c.b, `<text class="y-tick" x="%d" y="%s" text-anchor="end" dominant-baseline="middle" font-size="10" fill="#616161">%s</text>`, plotLeft-6, yy, format(v))
+	}
+	mid := num((p.top + p.bottom) / 2)
+	fmt.Fprintf(&c.b, `<text class="y-title" x="14" y="%s" text-anchor="middle" font-size="10" fill="#616161" transform="rotate(-90 14 %s)">%s</text>`, mid, mid, esc(title))
+	c.b.WriteString(`</g>`)
+}
+
+// legend lists the panel's keys right of its data; each key is an SVG
+// fragment drawn in a 14×8 box at its origin.
+func (c *chart) legend(p panel, keys []legendKey) {
+	c.b.WriteString(`<g class="legend">`)
+	for i, k := range keys {
+		y := p.top + 2 + 14*float64(i)
+		fmt.Fprintf(&c.b, `<g class="key" transform="translate(%d %s)">%s<text x="18" y="8" font-size="10">%s</text></g>`, legendX, num(y), k.swatch, esc(k.name))
+	}
+	c.b.WriteString(`</g>`)
+}
+
+type legendKey struct{ name, swatch string }
+
+func lineKey(name, color string, width float64, dashed bool) legendKey {
+	dash := ""
+	if dashed {
+		dash = ` stroke-dasharray="3 2"`
+	}
+	return legendKey{name, fmt.Sprintf(`<line x1="0" x2="14" y1="4" y2="4" stroke="%s" stroke-width="%s"%s/>`, color, num(width), dash)}
+}
+
+func boxKey(name, color, opacity string) legendKey {
+	return legendKey{name, fmt.Sprintf(`<rect width="14" height="8" fill="%s" fill-opacity="%s"/>`, color, opacity)}
+}
+
+func faultKey() legendKey {
+	return legendKey{"fault window", fmt.Sprintf(`<rect class="fault-key" width="14" height="8" fill="%s" fill-opacity="%s" stroke="%s" stroke-width="0.8"/>`, faultFill, faultOpacity, faultEdge)}
+}
+
+// phases draws the phases along the top, each named, with its figures on
+// hover.
+func (c *chart) phases() {
+	if len(c.s.Phases) == 0 {
+		return
+	}
+	c.b.WriteString(`<g class="phases">`)
+	for i, ph := range c.s.Phases {
+		x0, x1 := c.x(sec(ph.Start)), c.x(sec(ph.Start+ph.Duration))
+		fill := "#f5f5f5"
+		if i%2 == 1 {
+			fill = "#e8e8e8"
+		}
+		title := fmt.Sprintf("phase %s: %s to %s, %d requests, %.1f requests/s, p50 %s, p99 %s",
+			ph.Name, secs(ph.Start), secs(ph.Start+ph.Duration), ph.Requests, ph.RPS, fmtMs(ph.P50), fmtMs(ph.P99))
+		fmt.Fprintf(&c.b, `<rect class="phase" x="%s" y="%s" width="%s" height="16" fill="%s"><title>%s</title></rect>`,
+			num(x0), num(c.y), num(math.Max(x1-x0, 0.5)), fill, esc(title))
+		fmt.Fprintf(&c.b, `<text class="phase-label" x="%s" y="%s" text-anchor="middle" font-size="10" fill="#424242">%s<title>%s</title></text>`,
+			num((x0+x1)/2), num(c.y+12), esc(ph.Name), esc(title))
+	}
+	c.b.WriteString(`</g>`)
+	c.y += phaseRoom
+}
+
+// bucketSpan is a bucket's time span in seconds; the last one ends with
+// the run.
+func (c *chart) bucketSpan(b contract.Bucket) (float64, float64) {
+	return sec(b.At), math.Min(sec(b.At+c.ser.Bucket), c.end)
+}
+
+func (c *chart) bucketText(b contract.Bucket) string {
+	t0, t1 := c.bucketSpan(b)
+	return fmt.Sprintf("%ss to %ss", strconv.FormatFloat(t0, 'f', -1, 64), strconv.FormatFloat(t1, 'f', -1, 64))
+}
+
+// latency draws p50 and p99 per bucket on a log scale, the same kind of
+// axis for every scenario, so that charts compare at a glance and a
+// timeout's seconds show beside a cache's microseconds.
+func (c *chart) latency() {
+	lo, hi := math.Inf(1), 0.0
+	for _, b := range c.ser.Buckets {
+		if b.Requests > 0 {
+			lo = math.Min(lo, math.Max(ms(b.P50), 0.001))
+			hi = math.Max(hi, ms(b.P99))
+		}
+	}
+	if hi == 0 {
+		lo, hi = 0.1, 1
+	}
+	ticks, lo, hi := logTicks(lo, hi)
+	p := c.open("latency", fmt.Sprintf("latency per %v bucket, p50 and p99 (log scale)", c.ser.Bucket), 150, 0, true)
+	y := func(v float64) float64 {
+		v = math.Min(math.Max(v, lo), hi)
+		return p.bottom - (math.Log10(v)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(p.bottom-p.top)
+	}
+	c.yAxis(p, ticks, y, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "latency, ms (log scale)")
+	c.b.WriteString(`<g class="data">`)
+	for _, q := range []struct {
+		name  string
+		get   func(contract.Bucket) time.Duration
+		color string
+		width float64
+	}{
+		{"p50", func(b contract.Bucket) time.Duration { return b.P50 }, p50Color, 1.2},
+		{"p99", func(b contract.Bucket) time.Duration { return b.P99 }, p99Color, 1.6},
+	} {
+		c.series(lineStyle{q.name, q.color, q.width, false}, func(b contract.Bucket) (float64, bool) {
+			return y(ms(q.get(b))), b.Requests > 0
+		}, func(b contract.Bucket) string {
+			return fmt.Sprintf("%s: %s %s (p50 %s, p99 %s of %d requests)", c.bucketText(b), q.name, fmtMs(q.get(b)), fmtMs(b.P50), fmtMs(b.P99), b.Requests)
+		}, nil)
+	}
+	c.b.WriteString(`</g>`)
+	c.legend(p, []legendKey{lineKey("p50", p50Color, 1.2, false), lineKey("p99", p99Color, 1.6, false), faultKey()})
+	c.close(p, false)
+}
+
+// logTicks are the 1-2-5 values from just below lo to just above hi, and
+// that range; only the powers of ten when there would be too many.
+func logTicks(lo, hi float64) ([]float64, float64, float64) {
+	var all []float64
+	for e := math.Floor(math.Log10(lo)) - 1; e <= math.Ceil(math.Log10(hi))+1; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			all = append(all, m*math.Pow(10, e))
+		}
+	}
+	first, last := 0, len(all)-1
+	for i, v := range all {
+		if v <= lo {
+			first = i
+		}
+	}
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i] >= hi*1.15 {
+			last = i
+		}
+	}
+	ticks := all[first : last+1]
+	if len(ticks) > 9 {
+		var decades []float64
+		for _, v := range ticks {
+			if m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9)); math.Abs(m-1) < 1e-6 {
+				decades = append(decades, v)
+			}
+		}
+		ticks = decades
+	}
+	for i, v := range ticks {
+		ticks[i] = roundSig(v)
+	}
+	return ticks, roundSig(all[first]), roundSig(all[last])
+}
+
+func roundSig(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return f
+}
+
+// series draws a line through the middle of each bucket, broken where at
+// says a bucket has no value and, when phaseOf is given, where the phase
+// changes: then each phase's line is a path of its own, named by its
+// data-phase. Each bucket's point names its figures on hover.
+func (c *chart) series(st lineStyle, at func(contract.Bucket) (float64, bool), title func(contract.Bucket) string, phaseOf func(contract.Bucket) int) {
+	class, color := st.class, st.color
+	var points strings.Builder
+	var d strings.Builder
+	segPhase := -1
+	flush := func() {
+		if d.Len() == 0 {
+			return
+		}
+		attr := ""
+		if phaseOf != nil && segPhase >= 0 {
+			attr = fmt.Sprintf(` data-phase="%s"`, esc(c.s.Phases[segPhase].Name))
+		}
+		if st.dashed {
+			attr += ` stroke-dasharray="4 3"`
+		}
+		fmt.Fprintf(&c.b, `<path class="series %s"%s d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-linejoin="round"/>`,
+			class, attr, strings.TrimSpace(d.String()), color, num(st.width))
+		d.Reset()
+	}
+	last := -2
+	for i, b := range c.ser.Buckets {
+		y, ok := at(b)
+		t0, t1 := c.bucketSpan(b)
+		if !ok || t1 <= t0 {
+			continue
+		}
+		x := c.x((t0 + t1) / 2)
+		ph := -1
+		if phaseOf != nil {
+			ph = phaseOf(b)
+		}
+		if i != last+1 || ph != segPhase {
+			flush()
+			segPhase = ph
+			fmt.Fprintf(&d, "M%s %s", num(x), num(y))
+		} else {
+			fmt.Fprintf(&d, " L%s %s", num(x), num(y))
+		}
+		last = i
+		fmt.Fprintf(&points, `<circle class="point %s" cx="%s" cy="%s" r="1.8" fill="%s" stroke="transparent" stroke-width="6"><title>%s</title></circle>`,
+			class, num(x), num(y), color, esc(title(b)))
+	}
+	flush()
+	c.b.WriteString(points.String())
+}
+
+// lineStyle is how a series is drawn and the class it is found by.
+type lineStyle struct {
+	class, color string
+	width        float64
+	dashed       bool
+}
+
+// phaseIndex is the phase a bucket's middle falls in, -1 for none.
+func (c *chart) phaseIndex(b contract.Bucket) int {
+	t0, t1 := c.bucketSpan(b)
+	mid := (t0 + t1) / 2
+	for i, ph := range c.s.Phases {
+		if mid >= sec(ph.Start) && mid < sec(ph.Start+ph.Duration) {
+			return i
+		}
+	}
+	return -1
+}
+
+// throughput draws the requests sent per second and those served (by the
+// primary or a fallback) per second, a line per phase: vegeta's rate and
+// throughput, over time.
+func (c *chart) throughput() {
+	rate := func(b contract.Bucket, n int) float64 {
+		t0, t1 := c.bucketSpan(b)
+		if t1 <= t0 {
+			return 0
+		}
+		return float64(n) / (t1 - t0)
+	}
+	served := func(b contract.Bucket) int { return b.Classes[contract.Primary] + b.Classes[contract.Fallback] }
+	top := 0.0
+	for _, b := range c.ser.Buckets {
+		top = math.Max(top, rate(b, b.Requests))
+	}
+	if top == 0 {
+		top = 1
+	}
+	step := niceStep(top / 3)
+	hi := math.Ceil(top*1.1/step) * step
+	p := c.open("throughput", "requests per second, a line per phase", 80, 0, false)
+	y := func(v float64) float64 { return p.bottom - v/hi*(p.bottom-p.top) }
+	var ticks []float64
+	for v := 0.0; v <= hi+step/1e6; v += step {
+		ticks = append(ticks, v)
+	}
+	c.yAxis(p, ticks, y, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "requests/s")
+	inPhase := func(b contract.Bucket) bool { return len(c.s.Phases) == 0 || c.phaseIndex(b) >= 0 }
+	c.b.WriteString(`<g class="data">`)
+	// Served first and sent dashed over it: where all are served, both
+	// show.
+	c.series(lineStyle{"served", servedColor, 1.8, false}, func(b contract.Bucket) (float64, bool) { return y(rate(b, served(b))), inPhase(b) },
+		func(b contract.Bucket) string {
+			return fmt.Sprintf("%s: %.0f requests/s served by the primary or a fallback (%d of %d)", c.bucketText(b), rate(b, served(b)), served(b), b.Requests)
+		}, c.phaseIndex)
+	c.series(lineStyle{"sent", sentColor, 1.2, true}, func(b contract.Bucket) (float64, bool) { return y(rate(b, b.Requests)), inPhase(b) },
+		func(b contract.Bucket) string {
+			return fmt.Sprintf("%s: %.0f requests/s sent (%d requests), %.0f/s served", c.bucketText(b), rate(b, b.Requests), b.Requests, rate(b, served(b)))
+		}, c.phaseIndex)
+	c.b.WriteString(`</g>`)
+	c.legend(p, []legendKey{lineKey("sent", sentColor, 1.2, true), lineKey("served", servedColor, 1.8, false), faultKey()})
+	c.close(p, false)
+}
+
+// shares draws the share of each class per bucket as stacked steps. The
+// stack fills its panel, so the fault windows, drawn under it, show in a
+// strip above it.
+func (c *chart) shares() {
+	p := c.open("shares", "share of requests by class", 80, shareStrip, false)
+	y := func(v float64) float64 { return p.bottom - v/100*(p.bottom-p.top) }
+	c.yAxis(p, []float64{0, 50, 100}, y, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "share (%)")
+	c.b.WriteString(`<g class="data">`)
+	bottom := make([]float64, len(c.ser.Buckets))
+	var keys []legendKey
+	for _, cl := range contract.Classes {
+		top := make([]float64, len(c.ser.Buckets))
+		any := false
+		for i, b := range c.ser.Buckets {
+			top[i] = bottom[i]
+			if b.Requests > 0 {
+				top[i] += 100 * float64(b.Classes[cl]) / float64(b.Requests)
+				any = any || b.Classes[cl] > 0
+			}
+		}
+		if any {
+			var d strings.Builder
+			for i, b := range c.ser.Buckets {
+				t0, t1 := c.bucketSpan(b)
+				cmd := "L"
+				if i == 0 {
+					cmd = "M"
+				}
+				fmt.Fprintf(&d, "%s%s %s L%s %s ", cmd, num(c.x(t0)), num(y(top[i])), num(c.x(t1)), num(y(top[i])))
+			}
+			for i := len(c.ser.Buckets) - 1; i >= 0; i-- {
+				t0, t1 := c.bucketSpan(c.ser.Buckets[i])
+				fmt.Fprintf(&d, "L%s %s L%s %s ", num(c.x(t1)), num(y(bottom[i])), num(c.x(t0)), num(y(bottom[i])))
+			}
+			fmt.Fprintf(&c.b, `<path class="series share %s" d="%sZ" fill="%s"/>`, cl, d.String(), classColors[cl])
+			keys = append(keys, boxKey(string(cl), classColors[cl], "1"))
+		}
+		bottom = top
+	}
+	// A hover target per bucket, over the stack, with its shares.
+	for _, b := range c.ser.Buckets {
+		if b.Requests == 0 {
+			continue
+		}
+		t0, t1 := c.bucketSpan(b)
+		var parts []string
+		for _, cl := range contract.Classes {
+			if n := b.Classes[cl]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", cl, pctText(n, b.Requests)))
+			}
+		}
+		fmt.Fprintf(&c.b, `<rect class="bucket" x="%s" y="%s" width="%s" height="%s" fill="transparent"><title>%s: %d requests, %s</title></rect>`,
+			num(c.x(t0)), num(p.top), num(math.Max(c.x(t1)-c.x(t0), 0.5)), num(p.bottom-p.top), esc(c.bucketText(b)), b.Requests, esc(strings.Join(parts, ", ")))
+	}
+	c.b.WriteString(`</g>`)
+	c.legend(p, append(keys, faultKey()))
+	c.close(p, false)
+}
+
+// breakers draws each breaker's states as a band.
+func (c *chart) breakers() {
+	title := "breaker state"
+	for _, band := range c.ser.Breakers {
+		if band.From != "state samples" {
+			title += " (read from the " + band.From + ")"
+			break
+		}
+	}
+	n := len(c.ser.Breakers)
+	p := c.open("breakers", title, float64(n*rowHeight), 0, false)
+	c.b.WriteString(`<g class="y-axis">`)
+	for i, band := range c.ser.Breakers {
+		fmt.Fprintf(&c.b, `<text class="row-label" x="%d" y="%s" text-anchor="end" dominant-baseline="middle" font-size="10" fill="#424242">%s</text>`,
+			plotLeft-6, num(p.top+float64(i*rowHeight)+rowHeight/2), esc(band.Name))
+	}
+	c.b.WriteString(`</g><g class="data">`)
+	var keys []legendKey
+	seen := map[string]bool{}
+	for i, band := range c.ser.Breakers {
+		y0 := p.top + float64(i*rowHeight) + 3
+		for _, sp := range band.Spans {
+			color, ok := stateColors[sp.State]
+			if !ok {
+				color = otherState
+			}
+			x0, x1 := c.x(sec(sp.From)), c.x(sec(sp.To))
+			fmt.Fprintf(&c.b, `<rect class="series state %s" x="%s" y="%s" width="%s" height="%d" fill="%s"><title>%s</title></rect>`,
+				esc(sp.State), num(x0), num(y0), num(math.Max(x1-x0, 0.5)), rowHeight-6, color,
+				esc(fmt.Sprintf("breaker %s %s from %s to %s (%s)", band.Name, sp.State, secs(sp.From), secs(sp.To), secs(sp.To-sp.From))))
+			if !seen[sp.State] {
+				seen[sp.State] = true
+				keys = append(keys, boxKey(sp.State, color, "1"))
+			}
+		}
+	}
+	c.b.WriteString(`</g>`)
+	c.legend(p, append(keys, faultKey()))
+	c.close(p, false)
+}
+
+// contracts draws each contract's judged window as a bar in its verdict's
+// colour, labelled with its name and verdict.
+func (c *chart) contracts() {
+	n := len(c.s.Contracts)
+	p := c.open("contracts", "contract windows, coloured by verdict", float64(n*contractRow), 0, false)
+	c.b.WriteString(`<g class="data">`)
+	for i, v := range c.s.Contracts {
+		color := verdictColors[v.Outcome]
+		row := p.top + float64(i*contractRow)
+		label := fmt.Sprintf("%s: %s", v.Name, v.Outcome)
+		if v.Start.IsZero() || c.s.Start.IsZero() {
+			fmt.Fprintf(&c.b, `<text class="contract-label nowindow %s" x="%d" y="%s" font-size="10" fill="%s">%s (no window on this run)</text>`,
+				v.Outcome, plotLeft+2, num(row+11), color, esc(label))
+			continue
+		}
+		t0, t1 := sec(v.Start.Sub(c.s.Start)), sec(v.End.Sub(c.s.Start))
+		x0, x1 := c.x(t0), c.x(t1)
+		detail := fmt.Sprintf("contract %q: %s\nwindow %s: %s to %s, %d requests", v.Name, v.Outcome, v.Window, secsF(t0), secsF(t1), v.Samples)
+		if v.Measured != "" || v.Expected != "" {
+			detail += fmt.Sprintf("\nmeasured %s, expected %s", v.Measured, v.Expected)
+		}
+		if v.Reason != "" {
+			detail += "\n" + v.Reason
+		}
+		fmt.Fprintf(&c.b, `<rect class="contract-window %s" x="%s" y="%s" width="%s" height="8" fill="%s"><title>%s</title></rect>`,
+			v.Outcome, num(x0), num(row+14), num(math.Max(x1-x0, 1.5)), color, esc(detail))
+		// The label reads from the bar's start, or ends at its end when
+		// the bar lies in the right part of the chart.
+		anchor, lx := "start", x0
+		if float64(len(label))*5.6 > plotRight-x0 {
+			anchor, lx = "end", math.Max(x1, plotLeft+float64(len(label))*5.6)
+		}
+		fmt.Fprintf(&c.b, `<text class="contract-label %s" x="%s" y="%s" text-anchor="%s" font-size="10" fill="%s">%s<title>%s</title></text>`,
+			v.Outcome, num(lx), num(row+11), anchor, color, esc(label), esc(detail))
+	}
+	c.b.WriteString(`</g>`)
+	c.legend(p, []legendKey{boxKey("pass", verdictColors[contract.Pass], "1"), boxKey("fail", verdictColors[contract.Fail], "1"),
+		boxKey("inconclusive", verdictColors[contract.Inconclusive], "1"), faultKey()})
+	c.close(p, true)
 }
 
 // faultName is the failpoint's last path element and its term.
@@ -229,166 +658,30 @@ func faultName(f contract.FaultTiming) string {
 	return name
 }
 
-func latencyPlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
-	p := newPanel(fmt.Sprintf("latency per %v, and faults", ser.Bucket), "latency (ms)", ser.End)
-	p.X.Tick.Label.Font.Size = 0
-	lo, hi := math.Inf(1), 0.0
-	for _, b := range ser.Buckets {
-		if b.Requests > 0 {
-			lo = math.Min(lo, ms(b.P50))
-			hi = math.Max(hi, ms(b.P99))
-		}
+// faultTitle is what hovering a fault window shows.
+func faultTitle(f contract.FaultTiming) string {
+	s := fmt.Sprintf("fault %s\nfailpoint %s", faultName(f), f.Point)
+	if f.Term != "" {
+		s += "\nterm " + f.Term
 	}
-	if hi == 0 {
-		lo, hi = 0.1, 1
+	if f.Phase != "" {
+		s += "\nin phase " + f.Phase
 	}
-	lo = math.Max(lo, 0.01)
-	logScale := hi/lo > 30
-	ymin, ymax, labelY := 0.0, hi*1.25, hi*1.25
-	if logScale {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		ymin, ymax, labelY = lo/1.5, hi*4, hi*4
-		p.Y.Label.Text = "latency (ms, log)"
+	s += fmt.Sprintf("\non at %s, off at %s (%s)", secs(f.On), secs(f.Off), secs(f.Off-f.On))
+	if f.Open {
+		s += ", never switched off on record"
 	}
-	p.Y.Min, p.Y.Max = ymin, ymax
-	if err := shade(p, s, ymin, ymax, labelY, true); err != nil {
-		return nil, err
+	if f.Hits != nil {
+		s += fmt.Sprintf("\nmarker hits %d", *f.Hits)
 	}
-	if err := phaseLabels(p, s, ymin); err != nil {
-		return nil, err
-	}
-	for _, q := range []struct {
-		name  string
-		get   func(contract.Bucket) time.Duration
-		color color.NRGBA
-		width float64
-	}{
-		{"p50", func(b contract.Bucket) time.Duration { return b.P50 }, p50Color, 1.2},
-		{"p99", func(b contract.Bucket) time.Duration { return b.P99 }, p99Color, 1.6},
-	} {
-		for i, seg := range segments(ser, q.get, lo) {
-			l, err := plotter.NewLine(seg)
-			if err != nil {
-				return nil, err
-			}
-			l.Color, l.Width = q.color, vg.Points(q.width)
-			p.Add(l)
-			if i == 0 {
-				p.Legend.Add(q.name, l)
-			}
-		}
-	}
-	return p, nil
+	return s
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func secs(d time.Duration) string { return secsF(d.Seconds()) }
 
-// segments are the runs of buckets that hold requests, as lines through
-// each bucket's middle; empty buckets break the line.
-func segments(ser *contract.Series, get func(contract.Bucket) time.Duration, floor float64) []plotter.XYs {
-	var out []plotter.XYs
-	var cur plotter.XYs
-	for _, b := range ser.Buckets {
-		if b.Requests == 0 {
-			if len(cur) > 0 {
-				out = append(out, cur)
-			}
-			cur = nil
-			continue
-		}
-		cur = append(cur, plotter.XY{X: sec(b.At + ser.Bucket/2), Y: math.Max(ms(get(b)), floor)})
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
+func secsF(s float64) string { return fmt.Sprintf("%.2fs", s) }
 
-func sharePlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
-	p := newPanel("share of requests by class", "share (%)", ser.End)
-	p.X.Tick.Label.Font.Size = 0
-	p.Y.Min, p.Y.Max = 0, 100
-	// Stacked areas, bottom to top in class order. Each bucket's shares
-	// are drawn as a step across the bucket.
-	bottom := make([]float64, len(ser.Buckets))
-	for _, cl := range contract.Classes {
-		top := make([]float64, len(ser.Buckets))
-		any := false
-		for i, b := range ser.Buckets {
-			top[i] = bottom[i]
-			if b.Requests > 0 {
-				top[i] += 100 * float64(b.Classes[cl]) / float64(b.Requests)
-				any = any || b.Classes[cl] > 0
-			}
-		}
-		if any {
-			var ring plotter.XYs
-			for i, b := range ser.Buckets {
-				x0, x1 := sec(b.At), sec(min(b.At+ser.Bucket, ser.End))
-				ring = append(ring, plotter.XY{X: x0, Y: top[i]}, plotter.XY{X: x1, Y: top[i]})
-			}
-			for i := len(ser.Buckets) - 1; i >= 0; i-- {
-				b := ser.Buckets[i]
-				x0, x1 := sec(b.At), sec(min(b.At+ser.Bucket, ser.End))
-				ring = append(ring, plotter.XY{X: x1, Y: bottom[i]}, plotter.XY{X: x0, Y: bottom[i]})
-			}
-			poly, err := plotter.NewPolygon(ring)
-			if err != nil {
-				return nil, err
-			}
-			poly.Color = classColors[cl]
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-			p.Legend.Add(string(cl), poly)
-		}
-		bottom = top
-	}
-	// Fault windows go over the stack, translucent, so they stay visible.
-	if err := shade(p, s, 0, 100, 0, false); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
+// num formats a coordinate: one decimal, no trailing zero.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
-func breakerPlot(s ScenarioReport, ser *contract.Series) (*plot.Plot, error) {
-	title := "breaker state"
-	for _, band := range ser.Breakers {
-		if band.From != "state samples" {
-			title += " (read from the " + band.From + ")"
-			break
-		}
-	}
-	p := newPanel(title, "", ser.End)
-	p.X.Label.Text = "seconds since the first phase started"
-	n := len(ser.Breakers)
-	p.Y.Min, p.Y.Max = 0, float64(n)
-	var ticks []plot.Tick
-	seen := map[string]bool{}
-	for i, band := range ser.Breakers {
-		y0 := float64(n-1-i) + 0.15
-		y1 := y0 + 0.7
-		ticks = append(ticks, plot.Tick{Value: (y0 + y1) / 2, Label: band.Name})
-		for _, sp := range band.Spans {
-			poly, err := plotter.NewPolygon(plotter.XYs{{X: sec(sp.From), Y: y0}, {X: sec(sp.To), Y: y0}, {X: sec(sp.To), Y: y1}, {X: sec(sp.From), Y: y1}})
-			if err != nil {
-				return nil, err
-			}
-			c, ok := stateColors[sp.State]
-			if !ok {
-				c = otherState
-			}
-			poly.Color, poly.LineStyle.Width = c, 0
-			p.Add(poly)
-			if !seen[sp.State] {
-				seen[sp.State] = true
-				p.Legend.Add(sp.State, poly)
-			}
-		}
-	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	if err := shade(p, s, 0, float64(n), 0, false); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
+func esc(s string) string { return html.EscapeString(s) }

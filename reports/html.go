@@ -31,6 +31,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"clock":   func(t time.Time) string { return t.UTC().Format("15:04:05.000") },
 	"date":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"failing": func(o contract.Outcome) bool { return o != contract.Pass },
+	// contractID is the anchor of a contract's evidence in its section.
+	"contractID": func(scenario string, i int) string { return fmt.Sprintf("%s-contract-%d", scenario, i+1) },
 	"checkOutcome": func(c contract.Verdict, ch contract.CheckResult) contract.Outcome {
 		if c.Outcome == contract.Inconclusive {
 			return contract.Inconclusive
@@ -45,10 +47,15 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 }).Parse(htmlSource))
 
-// htmlScenario is one scenario with its chart rendered.
+// htmlScenario is one scenario with its chart rendered and the anchor of
+// its section.
 type htmlScenario struct {
 	ScenarioReport
+	ID    string
 	Chart template.HTML
+	// Passed, Failed and Inconclusive count its contracts, for the table
+	// of contents.
+	Passed, Failed, Inconclusive int
 }
 
 // WriteHTML writes the report as one self-contained HTML page: per
@@ -60,16 +67,55 @@ func WriteHTML(w io.Writer, r *Report) error {
 		Summary   string
 		Scenarios []htmlScenario
 	}{Report: r, Summary: Summary(r)}
+	ids := map[string]bool{}
 	for _, s := range r.Scenarios {
 		svg, err := chartSVG(s)
 		if err != nil {
 			return fmt.Errorf("chart of %s: %w", s.Name, err)
 		}
-		// The SVG comes from the plotting library, which escapes every
-		// text it draws.
-		data.Scenarios = append(data.Scenarios, htmlScenario{ScenarioReport: s, Chart: template.HTML(svg)})
+		// chartSVG escapes every text it draws.
+		hs := htmlScenario{ScenarioReport: s, ID: anchor(s.Name, ids), Chart: template.HTML(svg)}
+		for _, c := range s.Contracts {
+			switch c.Outcome {
+			case contract.Pass:
+				hs.Passed++
+			case contract.Fail:
+				hs.Failed++
+			default:
+				hs.Inconclusive++
+			}
+		}
+		data.Scenarios = append(data.Scenarios, hs)
 	}
 	return htmlTemplate.Execute(w, data)
+}
+
+// anchor is a section id for a scenario named name, unique among taken:
+// "scenario-" and the name in lower case with every run of other
+// characters than letters and digits made one dash.
+func anchor(name string, taken map[string]bool) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	id := "scenario-" + b.String()
+	if b.Len() == 0 {
+		id = "scenario"
+	}
+	for i, base := 2, id; taken[id]; i++ {
+		id = fmt.Sprintf("%s-%d", base, i)
+	}
+	taken[id] = true
+	return id
 }
 
 func fmtMs(d time.Duration) string {

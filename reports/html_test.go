@@ -3,13 +3,18 @@ package reports
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +44,11 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	// fonts, frames or links; the only URLs are XML namespace names.
 	for _, re := range []*regexp.Regexp{
 		regexp.MustCompile(`(?i)<(script|link|img|iframe|object|embed|image|use)\b`),
-		regexp.MustCompile(`(?i)\b(src|href|xlink:href)\s*=`),
+		regexp.MustCompile(`(?i)\b(src|xlink:href)\s*=`),
+		// Links only within the page: the table of contents and the
+		// summary rows point at sections.
+		regexp.MustCompile(`(?i)\bhref\s*=\s*"[^#]`),
+		regexp.MustCompile(`(?i)\bhref\s*=\s*[^"\s]`),
 		regexp.MustCompile(`(?i)url\(`),
 		regexp.MustCompile(`(?i)@import`),
 	} {
@@ -47,13 +56,16 @@ func TestHTMLIsSelfContained(t *testing.T) {
 			t.Errorf("the page would reach out: %q", m)
 		}
 	}
+	if !strings.Contains(page, `href="#scenario-db-timeout-serves-cache"`) {
+		t.Error("no link to the scenario's section")
+	}
 	for _, u := range regexp.MustCompile(`https?://[^"'\s<]+`).FindAllString(page, -1) {
 		if u != "http://www.w3.org/2000/svg" && u != "http://www.w3.org/1999/xlink" {
 			t.Errorf("URL in the page: %s", u)
 		}
 	}
 	for _, want := range []string{
-		"<svg", "fault: productQuery (timeout)", "latency per 100ms", "share of requests by class", "breaker state",
+		"<svg", "fault: productQuery (timeout)", "latency per 100ms", "share of requests by class", "breaker state", "requests per second",
 		"time_to_degrade &lt; 100ms", "12:00:03.000", "GET /products/2", "The run failed: the target exited during phase db-error",
 		"fewer than min_samples 1000", "<td>db-timeout</td>", "412",
 	} {
@@ -116,11 +128,26 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// chromiumReport is the report the browser test renders: the broken run,
+// with a finding.
+func chromiumReport(t *testing.T) *Report {
+	r := brokenRun(t)
+	r.Scenarios[0].Findings = append(r.Scenarios[0].Findings, contract.Finding{Kind: "status_shift", Phase: "db-timeout",
+		Message: "GET /products answered 4xx to 12% of its requests in db-timeout, 0% in warmup"})
+	return r
+}
+
 // TestHTMLRendersInChromium opens the report in headless Chromium with its
 // background networking off, checks that it renders without a console
-// error, an exception or a request beyond the file itself, that the chart
-// shows the fault window, and keeps a screenshot as a test artifact (run
-// go test -artifacts to keep it).
+// error, an exception or a request beyond the file itself, and reads the
+// rendered DOM: in every panel the fault windows lie under the data, each
+// contract's window is drawn with its verdict's class where its window is,
+// every panel has x tick labels, points and windows have hover titles, the
+// table of contents and summary rows link to sections that exist, the
+// throughput has a line per phase, the latency axis says it is log scale,
+// findings show; and in the screenshot the shares inside a fault window
+// keep their legend's colour. The screenshot is kept as a test artifact
+// (go test -artifacts).
 func TestHTMLRendersInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser; runs without -short")
@@ -128,7 +155,8 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	bin := chromium(t)
 	dir := t.ArtifactDir()
 	page := filepath.Join(dir, FileHTML)
-	if err := os.WriteFile(page, []byte(renderHTML(t, brokenRun(t))), 0o644); err != nil {
+	r := chromiumReport(t)
+	if err := os.WriteFile(page, []byte(renderHTML(t, r)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var browserLog bytes.Buffer
@@ -143,6 +171,7 @@ func TestHTMLRendersInChromium(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.CombinedOutput(&syncWriter{w: &browserLog}),
 	)
@@ -190,6 +219,14 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	facts, err := chromedp.Run(ctx, chromedp.Evaluate[string](domFacts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dom renderedDOM
+	if err := json.Unmarshal([]byte(facts), &dom); err != nil {
+		t.Fatalf("%v: %s", err, facts)
+	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -215,14 +252,245 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	if overflow {
 		t.Error("the page is wider than a 1280px window")
 	}
-	// The fault window is shaded: its colour over white covers a large
-	// area of the screenshot.
+	checkDOM(t, r, dom)
+
 	img, err := png.Decode(bytes.NewReader(shot))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fault window is shaded: its colour over white covers a large
+	// area of the screenshot.
 	if n := countNear(img, 255, 218, 206, 5); n < 20000 {
 		t.Errorf("the shaded fault window covers %d pixels, want a visible area", n)
+	}
+	// Inside the fault window the stacked shares keep the colour of their
+	// legend's key: the shading is under them, not over.
+	for _, probe := range dom.Probes {
+		got := img.At(int(probe.DataX), int(probe.DataY))
+		key := img.At(int(probe.KeyX), int(probe.KeyY))
+		gr, gg, gb, _ := got.RGBA()
+		kr, kg, kb, _ := key.RGBA()
+		if !near(int(gr>>8), int(kr>>8), 3) || !near(int(gg>>8), int(kg>>8), 3) || !near(int(gb>>8), int(kb>>8), 3) {
+			t.Errorf("%s inside the fault window is %v on screen, its legend key %v", probe.Name, got, key)
+		}
+	}
+	if len(dom.Probes) == 0 {
+		t.Error("no share to compare with its legend inside the fault window")
+	}
+}
+
+// renderedDOM is what domFacts reads from the rendered page.
+type renderedDOM struct {
+	Charts int `json:"charts"`
+	Panels []struct {
+		Class       string   `json:"class"`
+		Faults      int      `json:"faults"`
+		FaultTitled int      `json:"faultTitled"`
+		Data        int      `json:"data"`
+		FaultsFirst bool     `json:"faultsFirst"`
+		XTicks      []string `json:"xTicks"`
+	} `json:"panels"`
+	Windows []struct {
+		Class string  `json:"class"`
+		Title string  `json:"title"`
+		Left  float64 `json:"left"`
+		Right float64 `json:"right"`
+	} `json:"windows"`
+	Labels []string `json:"labels"`
+	Phases []struct {
+		Name  string  `json:"name"`
+		Left  float64 `json:"left"`
+		Right float64 `json:"right"`
+	} `json:"phases"`
+	Points      int        `json:"points"`
+	PointTitles int        `json:"pointTitles"`
+	SpanTitles  int        `json:"spanTitles"`
+	Spans       int        `json:"spans"`
+	Anchors     []pageLink `json:"anchors"`
+	TOC         []pageLink `json:"toc"`
+	Summary     []pageLink `json:"summary"`
+	Throughput  []string   `json:"throughput"`
+	LatencyAxis string     `json:"latencyAxis"`
+	Findings    []string   `json:"findings"`
+	Probes      []struct {
+		Name  string  `json:"name"`
+		DataX float64 `json:"dataX"`
+		DataY float64 `json:"dataY"`
+		KeyX  float64 `json:"keyX"`
+		KeyY  float64 `json:"keyY"`
+	} `json:"probes"`
+}
+
+type pageLink struct {
+	Href     string `json:"href"`
+	Resolves bool   `json:"resolves"`
+}
+
+// domFacts collects, in the browser, what checkDOM asserts. Positions are
+// in page pixels, as in a full-page screenshot.
+const domFacts = `(() => {
+  const all = (root, sel) => [...root.querySelectorAll(sel)];
+  const title = el => { const t = el.querySelector(':scope > title'); return t ? t.textContent : ''; };
+  const box = el => { const r = el.getBoundingClientRect(); return {left: r.left + scrollX, right: r.right + scrollX, top: r.top + scrollY, bottom: r.bottom + scrollY}; };
+  const link = a => { const h = a.getAttribute('href'); return {href: h, resolves: h.startsWith('#') && document.getElementById(h.slice(1)) !== null}; };
+  const out = {charts: all(document, '.chart svg.timeline').length, panels: [], probes: []};
+  for (const p of all(document, '.chart svg g.panel')) {
+    const faults = all(p, 'rect.fault');
+    const data = all(p, 'g.data .series, g.data .point, g.data .contract-window');
+    out.panels.push({
+      class: p.getAttribute('class'),
+      faults: faults.length,
+      faultTitled: faults.filter(f => title(f).startsWith('fault ')).length,
+      data: data.length,
+      faultsFirst: faults.every(f => data.every(d => f.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING)),
+      xTicks: all(p, 'text.x-tick').filter(t => t.getBBox().width > 0).map(t => t.textContent),
+    });
+  }
+  out.windows = all(document, 'rect.contract-window').map(r => ({class: r.getAttribute('class'), title: title(r), left: box(r).left, right: box(r).right}));
+  out.labels = all(document, 'text.contract-label').map(t => t.childNodes[0].textContent);
+  out.phases = all(document, 'rect.phase').map(r => ({name: title(r).split(':')[0].replace('phase ', ''), left: box(r).left, right: box(r).right}));
+  out.points = all(document, 'circle.point').length;
+  out.pointTitles = all(document, 'circle.point').filter(c => title(c) !== '').length;
+  out.spans = all(document, 'rect.state').length;
+  out.spanTitles = all(document, 'rect.state').filter(r => title(r).startsWith('breaker ')).length;
+  out.anchors = all(document, 'a[href]').map(link);
+  out.toc = all(document, 'nav.toc a').map(link);
+  out.summary = all(document, '#summary tr td:first-child a').map(link);
+  out.throughput = all(document, 'g.panel.throughput path.series.sent').map(p => p.dataset.phase || '');
+  const yTitle = document.querySelector('g.panel.latency text.y-title');
+  out.latencyAxis = yTitle ? yTitle.textContent : '';
+  out.findings = all(document, 'ul.findings li').filter(li => li.getBoundingClientRect().height > 0 && getComputedStyle(li).visibility === 'visible').map(li => li.textContent);
+  // A point inside the first fault window, mid-height of the share panel,
+  // for each share drawn there, and that share's legend key.
+  const shares = document.querySelector('g.panel.shares');
+  if (shares) {
+    const f = box(shares.querySelector('rect.fault'));
+    for (const path of all(shares, 'path.share')) {
+      const name = path.getAttribute('class').split(' ').pop();
+      const svg = path.ownerSVGElement;
+      const pt = svg.createSVGPoint();
+      const m = path.getScreenCTM();
+      // Scan the window's middle column for a pixel of this share.
+      const x = (f.left + f.right) / 2;
+      const fb = shares.querySelector('rect.fault').getBBox();
+      for (let y = fb.y + fb.height - 2; y > fb.y; y -= 1) {
+        pt.x = (x - scrollX - m.e) / m.a; pt.y = y;
+        if (path.isPointInFill(pt)) {
+          const key = [...shares.querySelectorAll('g.legend g.key')].find(k => k.textContent === name);
+          if (!key) break;
+          const kb = box(key.querySelector('rect'));
+          const screen = pt.matrixTransform(m);
+          out.probes.push({name, dataX: screen.x + scrollX, dataY: screen.y + scrollY, keyX: (kb.left + kb.right) / 2, keyY: (kb.top + kb.bottom) / 2});
+          break;
+        }
+      }
+    }
+  }
+  return JSON.stringify(out);
+})()`
+
+// checkDOM asserts what the rendered page must show of r.
+func checkDOM(t *testing.T, r *Report, dom renderedDOM) {
+	t.Helper()
+	s := r.Scenarios[0]
+	if dom.Charts != 1 {
+		t.Errorf("%d charts, want 1", dom.Charts)
+	}
+	seen := map[string]bool{}
+	for _, p := range dom.Panels {
+		seen[strings.TrimPrefix(p.Class, "panel ")] = true
+		if p.Faults != len(s.Faults) || p.FaultTitled != p.Faults {
+			t.Errorf("panel %q: %d fault windows, %d with a title; want %d", p.Class, p.Faults, p.FaultTitled, len(s.Faults))
+		}
+		if p.Data == 0 {
+			t.Errorf("panel %q draws no data", p.Class)
+		}
+		if !p.FaultsFirst {
+			t.Errorf("panel %q: a fault window is drawn over the data", p.Class)
+		}
+		if len(p.XTicks) < 3 || p.XTicks[0] != "0s" {
+			t.Errorf("panel %q: x tick labels %q", p.Class, p.XTicks)
+		}
+	}
+	for _, want := range []string{"latency", "throughput", "shares", "breakers", "contracts"} {
+		if !seen[want] {
+			t.Errorf("no %s panel", want)
+		}
+	}
+	// Each contract's window, with its verdict's class, where it is.
+	if len(dom.Windows) != len(s.Contracts) {
+		t.Fatalf("%d contract windows, want %d", len(dom.Windows), len(s.Contracts))
+	}
+	phase := map[string][2]float64{}
+	for _, p := range dom.Phases {
+		phase[p.Name] = [2]float64{p.Left, p.Right}
+	}
+	for i, c := range s.Contracts {
+		w := dom.Windows[i]
+		if w.Class != "contract-window "+string(c.Outcome) {
+			t.Errorf("contract %q: window class %q, want verdict %s", c.Name, w.Class, c.Outcome)
+		}
+		if !strings.Contains(w.Title, c.Name) || !strings.Contains(w.Title, string(c.Outcome)) {
+			t.Errorf("contract %q: window title %q", c.Name, w.Title)
+		}
+		if want := c.Name + ": " + string(c.Outcome); dom.Labels[i] != want {
+			t.Errorf("contract label %q, want %q", dom.Labels[i], want)
+		}
+		ph, ok := phase[c.Phase]
+		if !ok {
+			t.Errorf("no phase %s in the chart", c.Phase)
+			continue
+		}
+		// A window lies within its phase; one with no settle time starts
+		// with it, one with a settle time after it.
+		spec := fixtureSpecs[i]
+		startsWith := math.Abs(w.Left-ph[0]) < 1
+		if w.Left < ph[0]-1 || w.Right > ph[1]+1 || startsWith != (spec.Settle == 0) {
+			t.Errorf("contract %q: window drawn from %.0f to %.0f px, its phase %s from %.0f to %.0f (settle %v)",
+				c.Name, w.Left, w.Right, c.Phase, ph[0], ph[1], spec.Settle)
+		}
+	}
+	if dom.Points == 0 || dom.PointTitles != dom.Points {
+		t.Errorf("%d of %d points have a title", dom.PointTitles, dom.Points)
+	}
+	if dom.Spans == 0 || dom.SpanTitles != dom.Spans {
+		t.Errorf("%d of %d breaker spans have a title", dom.SpanTitles, dom.Spans)
+	}
+	for _, a := range dom.Anchors {
+		if !a.Resolves {
+			t.Errorf("link %s leads nowhere in the page", a.Href)
+		}
+	}
+	var toc []string
+	for _, a := range dom.TOC {
+		toc = append(toc, a.Href)
+	}
+	for _, want := range []string{"#summary", "#scenario-db-timeout-serves-cache", "#scenario-db-timeout-serves-cache-contract-2",
+		"#scenario-db-timeout-serves-cache-contract-4", "#scenario-db-timeout-serves-cache-findings", "#scenario-orders"} {
+		if !slices.Contains(toc, want) {
+			t.Errorf("the table of contents lacks %s: %q", want, toc)
+		}
+	}
+	if len(dom.Summary) != 11 {
+		t.Errorf("%d summary rows link to their scenario, want 11", len(dom.Summary))
+	}
+	for _, a := range dom.Summary {
+		if a.Href != "#scenario-db-timeout-serves-cache" && a.Href != "#scenario-orders" {
+			t.Errorf("a summary row links to %s", a.Href)
+		}
+	}
+	var phases []string
+	for _, p := range s.Phases {
+		phases = append(phases, p.Name)
+	}
+	if !slices.Equal(dom.Throughput, phases) {
+		t.Errorf("throughput lines for phases %q, want one per phase %q", dom.Throughput, phases)
+	}
+	if !strings.Contains(dom.LatencyAxis, "log scale") {
+		t.Errorf("the latency axis %q does not say it is log scale", dom.LatencyAxis)
+	}
+	if len(dom.Findings) != len(s.Findings) || !strings.Contains(dom.Findings[0], "answered 4xx") {
+		t.Errorf("visible findings %q, want %d", dom.Findings, len(s.Findings))
 	}
 }
 
@@ -254,4 +522,54 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestChartSVG reads the chart as XML, as a browser that is not there
+// would: it parses, and in each panel the fault windows come before the
+// first data element.
+func TestChartSVG(t *testing.T) {
+	svg, err := chartSVG(fixtureReport(t).Scenarios[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	panel, faults, data := "", 0, 0
+	panels := map[string]bool{}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the chart is not well-formed XML: %v", err)
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		var class string
+		for _, a := range el.Attr {
+			if a.Name.Local == "class" {
+				class = a.Value
+			}
+		}
+		switch {
+		case strings.HasPrefix(class, "panel "):
+			panel, faults, data = strings.TrimPrefix(class, "panel "), 0, 0
+			panels[panel] = true
+		case class == "fault":
+			faults++
+			if data > 0 {
+				t.Errorf("panel %s: a fault window after %d data elements", panel, data)
+			}
+		case strings.HasPrefix(class, "series ") || strings.HasPrefix(class, "point ") || strings.HasPrefix(class, "contract-window "):
+			data++
+			if faults == 0 {
+				t.Errorf("panel %s: data before any fault window", panel)
+			}
+		}
+	}
+	if len(panels) != 5 {
+		t.Errorf("panels %v, want latency, throughput, shares, breakers and contracts", panels)
+	}
 }

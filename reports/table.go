@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/chaoskit/chaoskit/contract"
@@ -21,67 +22,378 @@ type TableOptions struct {
 	Color bool
 	// Dir is the report directory the run directories are relative to.
 	Dir string
+	// Width is the terminal's width in columns: the table wraps long
+	// cells and leaves out its least important columns (WINDOW, then
+	// EXPECTED) so that no line is wider, and says how to see the full
+	// table. Zero means no limit, as when the output is not a terminal.
+	// Below about 60 columns, where even the columns that are never left
+	// out do not fit at hardMin, the table is printed at its narrowest and
+	// its lines are wider.
+	Width int
 }
 
+// The columns of the table, in order.
+const (
+	colScenario = iota
+	colContract
+	colWindow
+	colCheck
+	colMeasured
+	colExpected
+	colVerdict
+	numColumns
+)
+
+var tableHeader = [numColumns]string{"SCENARIO", "CONTRACT", "WINDOW", "CHECK", "MEASURED", "EXPECTED", "VERDICT"}
+
+// dropOrder is the order columns are left out in when the table is too
+// wide: the window mostly repeats the phase a contract is named for, and
+// the expected figure is written in the check itself.
+var dropOrder = []int{colWindow, colExpected}
+
+// comfortable is the width, in columns, below which a column is left out
+// rather than wrapped further, while it is one that can be left out; the
+// others wrap down to their header's width. VERDICT never wraps.
+var comfortable = [numColumns]int{16, 18, 14, 22, 16, 14, 0}
+
+// hardMin is the narrowest a wrapping column gets, when even the columns
+// that cannot be left out do not fit comfortably.
+const hardMin = 6
+
 // WriteTable renders one row per expectation of every contract: scenario,
-// contract, window, check, measured, expected, verdict; then a summary line.
+// contract, window, check, measured, expected, verdict; then the evidence
+// of what did not pass and a summary line. With a Width, see TableOptions.
 func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
+	rows := tableRows(r, opts.Color)
+	layout := fitColumns(rows, opts.Width)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithRowMergeMode(tw.MergeHierarchical),
 	)
-	t.Header("SCENARIO", "CONTRACT", "WINDOW", "CHECK", "MEASURED", "EXPECTED", "VERDICT")
-	for _, s := range r.Scenarios {
-		if len(s.Contracts) == 0 {
-			_ = t.Append(s.Name, "-", "-", "-", "-", "-", paint(s.Verdict, opts.Color))
-		}
-		for _, c := range s.Contracts {
-			if len(c.Checks) == 0 {
-				_ = t.Append(s.Name, c.Name, c.Window, "-", c.Measured, c.Expected, paint(c.Outcome, opts.Color))
-			}
-			for _, ch := range c.Checks {
-				verdict := ch.Outcome
-				if c.Outcome == contract.Inconclusive {
-					verdict = contract.Inconclusive
-				}
-				_ = t.Append(s.Name, c.Name, c.Window, ch.Expect, ch.Measured, ch.Expected, paint(verdict, opts.Color))
-			}
-		}
+	t.Header(layout.pick(tableHeader[:], nil))
+	for _, row := range rows {
+		_ = t.Append(layout.pick(row[:], &layout.widths))
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	line := func(format string, args ...any) {
+		WriteWrapped(w, fmt.Sprintf(format, args...), opts.Width)
+	}
+	if len(layout.dropped) > 0 {
+		var names []string
+		for _, c := range layout.dropped {
+			names = append(names, tableHeader[c])
+		}
+		dir := opts.Dir
+		if dir == "" {
+			dir = "DIR"
+		}
+		line("%s left out to fit %d columns; the full table: chaoskit report %s --format table | less -S, or widen the terminal",
+			strings.Join(names, " and "), opts.Width, dir)
+	}
 	for _, s := range r.Scenarios {
 		if s.Error != "" {
-			fmt.Fprintf(w, "%s: %s\n", s.Name, s.Error)
+			line("%s: %s", s.Name, s.Error)
 		}
 		for _, c := range s.Contracts {
 			if c.Reason != "" {
-				fmt.Fprintf(w, "%s / %s: inconclusive: %s\n", s.Name, c.Name, c.Reason)
+				line("%s / %s: inconclusive: %s", s.Name, c.Name, c.Reason)
 			}
 			for _, ch := range c.Checks {
 				if ch.Outcome != contract.Fail || len(ch.Violations) == 0 {
 					continue
 				}
-				fmt.Fprintf(w, "%s / %s: first violation of %q: %s\n", s.Name, c.Name, ch.Expect, violationText(ch.Violations[0]))
+				line("%s / %s: first violation of %q: %s", s.Name, c.Name, ch.Expect, violationText(ch.Violations[0]))
 			}
 		}
 		for _, f := range s.Findings {
-			fmt.Fprintf(w, "%s: finding: %s\n", s.Name, f.Message)
+			line("%s: finding: %s", s.Name, f.Message)
 		}
 	}
 	for _, s := range r.Scenarios {
 		switch {
 		case s.RunDir == "":
 		case filepath.IsAbs(s.RunDir):
-			fmt.Fprintf(w, "run dir: %s\n", s.RunDir)
+			line("run dir: %s", s.RunDir)
 		default:
-			fmt.Fprintf(w, "run dir: %s\n", filepath.Join(opts.Dir, s.RunDir))
+			line("run dir: %s", filepath.Join(opts.Dir, s.RunDir))
 		}
 	}
-	_, err := fmt.Fprintln(w, Summary(r))
-	return err
+	line("%s", Summary(r))
+	return nil
+}
+
+// tableRows are the table's cells, a row per expectation.
+func tableRows(r *Report, color bool) [][numColumns]string {
+	var rows [][numColumns]string
+	for _, s := range r.Scenarios {
+		if len(s.Contracts) == 0 {
+			rows = append(rows, [numColumns]string{s.Name, "-", "-", "-", "-", "-", paint(s.Verdict, color)})
+		}
+		for _, c := range s.Contracts {
+			if len(c.Checks) == 0 {
+				rows = append(rows, [numColumns]string{s.Name, c.Name, c.Window, "-", c.Measured, c.Expected, paint(c.Outcome, color)})
+			}
+			for _, ch := range c.Checks {
+				verdict := ch.Outcome
+				if c.Outcome == contract.Inconclusive {
+					verdict = contract.Inconclusive
+				}
+				rows = append(rows, [numColumns]string{s.Name, c.Name, c.Window, ch.Expect, ch.Measured, ch.Expected, paint(verdict, color)})
+			}
+		}
+	}
+	return rows
+}
+
+// tableLayout says which columns are shown and how wide their content may
+// be (0: as wide as it is).
+type tableLayout struct {
+	keep    []int
+	widths  [numColumns]int
+	dropped []int
+}
+
+// pick returns the kept columns of row, each wrapped to its width when
+// widths is given.
+func (l tableLayout) pick(row []string, widths *[numColumns]int) []string {
+	out := make([]string, 0, len(l.keep))
+	for _, c := range l.keep {
+		cell := row[c]
+		if widths != nil && widths[c] > 0 {
+			cell = strings.Join(wrapText(cell, widths[c]), "\n")
+		}
+		out = append(out, cell)
+	}
+	return out
+}
+
+// The table's frame: a border left and right, a separator between
+// columns, and one space of padding either side of each cell.
+var (
+	borderWidth = twwidth.Width("│")
+	cellPadding = 2
+)
+
+// tableWidth is how wide a table of columns whose content is this wide
+// is drawn.
+func tableWidth(content []int) int {
+	total := borderWidth * (len(content) + 1)
+	for _, w := range content {
+		total += w + cellPadding
+	}
+	return total
+}
+
+// fitColumns decides the layout of rows in width columns. It leaves out
+// the columns of dropOrder, in turn, until the others fit at their
+// comfortable widths (or their natural width where that is less), then
+// shares the width left over out evenly: each column in turn, the
+// narrowest first, grows by one until it is as wide as its widest cell or
+// nothing is left. A column that fits as it is never wraps.
+func fitColumns(rows [][numColumns]string, width int) tableLayout {
+	var natural [numColumns]int
+	for c := range numColumns {
+		natural[c] = twwidth.Width(tableHeader[c])
+	}
+	for _, row := range rows {
+		for c, cell := range row {
+			for _, l := range strings.Split(cell, "\n") {
+				natural[c] = max(natural[c], twwidth.Width(l))
+			}
+		}
+	}
+	all := []int{colScenario, colContract, colWindow, colCheck, colMeasured, colExpected, colVerdict}
+	l := tableLayout{keep: all}
+	if width <= 0 || tableWidth(columnsOf(natural, all)) <= width {
+		return l
+	}
+	floor := func(c int, least int) int {
+		if c == colVerdict {
+			return natural[c]
+		}
+		return min(natural[c], max(least, twwidth.Width(tableHeader[c])))
+	}
+	mins := func(keep []int, hard bool) [numColumns]int {
+		var m [numColumns]int
+		for _, c := range keep {
+			if hard {
+				m[c] = floor(c, hardMin)
+			} else {
+				m[c] = floor(c, comfortable[c])
+			}
+		}
+		return m
+	}
+	cur := mins(l.keep, false)
+	for _, d := range dropOrder {
+		if tableWidth(columnsOf(cur, l.keep)) <= width {
+			break
+		}
+		l.keep = without(l.keep, d)
+		l.dropped = append(l.dropped, d)
+		cur = mins(l.keep, false)
+	}
+	if tableWidth(columnsOf(cur, l.keep)) > width {
+		cur = mins(l.keep, true)
+	}
+	// Wrapped at a word boundary, a column may need less than it was
+	// given: it keeps what its lines take, and the rest goes to the
+	// columns that still wrap. A few rounds settle it.
+	var settled [numColumns]bool
+	for range 3 {
+		left := width - tableWidth(columnsOf(cur, l.keep))
+		for left > 0 {
+			grow := -1
+			for _, c := range l.keep {
+				if !settled[c] && cur[c] < natural[c] && (grow < 0 || cur[c] < cur[grow]) {
+					grow = c
+				}
+			}
+			if grow < 0 {
+				break
+			}
+			cur[grow]++
+			left--
+		}
+		freed := false
+		for _, c := range l.keep {
+			if cur[c] >= natural[c] {
+				continue
+			}
+			used := 0
+			for _, row := range rows {
+				for _, line := range wrapText(row[c], cur[c]) {
+					used = max(used, twwidth.Width(line))
+				}
+			}
+			if used < cur[c] {
+				cur[c], settled[c], freed = used, true, true
+			}
+		}
+		if !freed {
+			break
+		}
+	}
+	for _, c := range l.keep {
+		if cur[c] < natural[c] {
+			l.widths[c] = cur[c]
+		}
+	}
+	return l
+}
+
+func columnsOf(widths [numColumns]int, cols []int) []int {
+	out := make([]int, len(cols))
+	for i, c := range cols {
+		out[i] = widths[c]
+	}
+	return out
+}
+
+func without(cols []int, drop int) []int {
+	var out []int
+	for _, c := range cols {
+		if c != drop {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// wrapText breaks s into lines at most width columns wide: at spaces, and
+// a word longer than a line after punctuation within it, or else where the
+// line is full.
+func wrapText(s string, width int) []string {
+	if width <= 0 || twwidth.Width(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	var cur strings.Builder
+	curW := 0
+	flush := func() {
+		lines = append(lines, cur.String())
+		cur.Reset()
+		curW = 0
+	}
+	for _, word := range strings.Fields(s) {
+		ww := twwidth.Width(word)
+		switch {
+		case curW > 0 && curW+1+ww <= width:
+			cur.WriteByte(' ')
+			cur.WriteString(word)
+			curW += 1 + ww
+			continue
+		case curW > 0:
+			flush()
+		}
+		for ww > width {
+			head, tail := breakWord(word, width)
+			lines = append(lines, head)
+			word, ww = tail, twwidth.Width(tail)
+		}
+		cur.WriteString(word)
+		curW = ww
+	}
+	if curW > 0 || len(lines) == 0 {
+		flush()
+	}
+	return lines
+}
+
+// breakWord splits a word wider than width where it reads best: at the
+// last separator or parenthesis that leaves a head of at least half the
+// width, else at the width.
+func breakWord(word string, width int) (string, string) {
+	runes := []rune(word)
+	cut, w, lastPunct := 0, 0, -1
+	for i, r := range runes {
+		rw := twwidth.Width(string(r))
+		if w+rw > width {
+			break
+		}
+		w += rw
+		cut = i + 1
+		// After a separator, or before an opening parenthesis.
+		switch {
+		case w < width/2:
+		case strings.ContainsRune(`.,;:/_-=`, r):
+			lastPunct = i + 1
+		case r == '(' && i > 0:
+			lastPunct = i
+		}
+	}
+	if lastPunct > 0 && lastPunct < len(runes) {
+		cut = lastPunct
+	}
+	if cut == 0 {
+		cut = 1
+	}
+	return string(runes[:cut]), string(runes[cut:])
+}
+
+// WriteWrapped writes a line of text for a terminal width columns wide (0:
+// no limit), wrapped at spaces, or within a word too long for a line after
+// a separator such as "/", with the lines after the first indented so
+// that they read as one.
+func WriteWrapped(w io.Writer, text string, width int) {
+	const indent = "  "
+	if width <= len(indent)+10 {
+		fmt.Fprintln(w, text)
+		return
+	}
+	lines := wrapText(text, width)
+	fmt.Fprintln(w, lines[0])
+	if len(lines) == 1 {
+		return
+	}
+	rest := strings.Join(lines[1:], " ")
+	for _, l := range wrapText(rest, width-len(indent)) {
+		fmt.Fprintln(w, indent+l)
+	}
 }
 
 // violationText describes one violating request in a line: when, what,

@@ -35,6 +35,7 @@ func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
 	f.DurationVar(&t.budget, "budget", budget, "time the search may take")
 	f.BoolVarP(&t.verbose, "verbose", "v", false, "show every run's phases")
 	f.BoolVar(&t.keep, "keep-trials", false, "keep the run directories of every trial, not only the violating one")
+	_ = cmd.RegisterFlagCompletionFunc("bundled", completeBundledFuzz)
 }
 
 // campaign loads the fuzz scenario the arguments name and sets up the

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
@@ -32,6 +38,7 @@ bundled scenario of the same name. --scenario names another file.`,
 			}
 			o.Out = cmd.OutOrStdout()
 			o.Color = colorOK(o.Out)
+			o.Width = terminalWidth(o.Out)
 			_, err = harness.Rejudge(args[0], o)
 			return err
 		},
@@ -39,5 +46,24 @@ bundled scenario of the same name. --scenario names another file.`,
 	cmd.Flags().StringVar(&o.ReportDir, "report-dir", "", "directory for the report files (default RUN_DIR)")
 	cmd.Flags().StringVar(&formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringVar(&o.Scenario, "scenario", "", "judge with this scenario file instead (one run only)")
+	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
 	return cmd
+}
+
+// terminalWidth is the width in columns the table fits in: on a terminal,
+// COLUMNS when it is set to a number (0 for no limit), else the
+// terminal's own width; off a terminal (a file, a pipe, CI's log) no limit,
+// so that the table there is whole.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n >= 0 {
+		return n
+	}
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+		return cols
+	}
+	return 0
 }

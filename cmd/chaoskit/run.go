@@ -115,7 +115,7 @@ A scenario whose run fails for a reason of the harness or the target (exit
 				scale = 0
 			}
 			_, err = harness.Run(cmd.Context(), scs, harness.Options{ReportDir: f.reportDir, Formats: formats, Out: out,
-				Live: isTerminal(out), Color: colorOK(out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
+				Live: isTerminal(out), Color: colorOK(out), Width: terminalWidth(out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
 			return err
 		},
 	}
@@ -125,6 +125,8 @@ A scenario whose run fails for a reason of the harness or the target (exit
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only the scenario with this name (repeatable)")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "go on with the next scenario after one could not run")
 	f.load.register(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
+	_ = cmd.RegisterFlagCompletionFunc("only", completeScenarioNames)
 	return cmd
 }
 

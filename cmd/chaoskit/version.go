@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -13,22 +14,77 @@ import (
 // version is set at link time (-ldflags "-X main.version=...").
 var version = "dev"
 
+// buildInfo is what `chaoskit version` reports: the module version and the
+// VCS data the go command stamps into every binary it builds from a
+// repository (debug.ReadBuildInfo), and whether failpoint markers are live.
+type buildInfo struct {
+	Version  string `json:"version"`
+	Module   string `json:"module,omitempty"`
+	Go       string `json:"go"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Revision string `json:"vcs_revision,omitempty"`
+	Time     string `json:"vcs_time,omitempty"`
+	Modified bool   `json:"vcs_modified,omitempty"`
+	// FaultInjection says whether the binary's failpoint markers were
+	// rewritten: only such a build serves the bundled demo with live
+	// faults.
+	FaultInjection bool `json:"fault_injection"`
+}
+
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, FaultInjection: store.FaultInjectionLive()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.Module = bi.Main.Path
+	if b.Version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		b.Version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version and whether this is a fault-injection build",
+		Short: "Print the version, the build's VCS data and whether this is a fault-injection build",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version
-			if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-				v = bi.Main.Version
+			b := readBuildInfo()
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(b)
 			}
-			fi := "no (plain build: failpoint markers are inert; build with `make build`)"
-			if store.FaultInjectionLive() {
+			fmt.Fprintf(out, "chaoskit %s (%s %s/%s)\n", b.Version, b.Go, b.OS, b.Arch)
+			if b.Revision != "" {
+				dirty := ""
+				if b.Modified {
+					dirty = ", with uncommitted changes"
+				}
+				fmt.Fprintf(out, "built from %s at %s (%s%s)\n", b.Module, b.Revision, b.Time, dirty)
+			}
+			fi := "no (plain build: failpoint markers are inert; the bundled demo needs a fault-injection build of chaoskit, `chaoskit build ./cmd/chaoskit` or `make build`; a plain binary is fine to run scenarios against your own service built with `chaoskit build`)"
+			if b.FaultInjection {
 				fi = "yes (failpoint markers rewritten)"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "chaoskit %s (%s %s/%s)\nfault injection: %s\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, fi)
+			fmt.Fprintf(out, "fault injection: %s\n", fi)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
+	return cmd
 }

@@ -47,7 +47,9 @@ func (e *Engine) Search(ctx context.Context, q string) ([]Hit, error) {
 	if err := Burn(ctx, e.cost+extra); err != nil {
 		return nil, err
 	}
-	rows, err := e.db.QueryContext(ctx, `SELECT id, name FROM products WHERE name LIKE ? ORDER BY id LIMIT 10`, "%"+q+"%")
+	// $1 and lower(): the same statement on SQLite and PostgreSQL, whose
+	// LIKE, unlike SQLite's, cares about case.
+	rows, err := e.db.QueryContext(ctx, `SELECT id, name FROM products WHERE lower(name) LIKE lower($1) ORDER BY id LIMIT 10`, "%"+q+"%")
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}

@@ -55,13 +55,8 @@ func (s *Store) CreateOrder(ctx context.Context, o Order) (_ Order, created bool
 			failpoint.Return(Order{}, false, fmt.Errorf("order write: %w", err))
 		}
 	})
-	if prev, err := s.orderByKey(ctx, o.IdempotencyKey); err == nil {
-		if prev.ProductID != o.ProductID || prev.Quantity != o.Quantity {
-			return prev, false, ErrConflict
-		}
-		return prev, false, nil
-	} else if !errors.Is(err, ErrOrderNotFound) {
-		return Order{}, false, err
+	if prev, found, err := s.replay(ctx, o); found || err != nil {
+		return prev, false, err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -69,29 +64,55 @@ func (s *Store) CreateOrder(ctx context.Context, o Order) (_ Order, created bool
 	}
 	defer tx.Rollback()
 	var exists int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM products WHERE id = ?`, o.ProductID).Scan(&exists); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM products WHERE id = $1`, o.ProductID).Scan(&exists); err != nil {
 		return Order{}, false, fmt.Errorf("order write: %w", err)
 	}
 	if exists == 0 {
 		return Order{}, false, ErrNotFound
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO orders (id, idempotency_key, product_id, quantity, created_at) VALUES (?, ?, ?, ?, ?)`,
-		o.ID, o.IdempotencyKey, o.ProductID, o.Quantity, o.CreatedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+	// ON CONFLICT: a concurrent write with the same key committed first;
+	// this one inserts nothing and answers as a repeat of it.
+	res, err := tx.ExecContext(ctx, `INSERT INTO orders (id, idempotency_key, product_id, quantity, created_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (idempotency_key) DO NOTHING`,
+		o.ID, o.IdempotencyKey, o.ProductID, o.Quantity, o.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if err != nil {
 		return Order{}, false, fmt.Errorf("order write: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return Order{}, false, fmt.Errorf("order write: %w", err)
 	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		prev, found, err := s.replay(ctx, o)
+		if err == nil && !found {
+			err = fmt.Errorf("order write: idempotency key %q conflicted but no order has it", o.IdempotencyKey)
+		}
+		return prev, false, err
+	}
 	return o, true, nil
+}
+
+// replay looks for an order with o's idempotency key: found, it is o's
+// repeat (or ErrConflict if it orders something else).
+func (s *Store) replay(ctx context.Context, o Order) (_ Order, found bool, _ error) {
+	prev, err := s.orderByKey(ctx, o.IdempotencyKey)
+	switch {
+	case errors.Is(err, ErrOrderNotFound):
+		return Order{}, false, nil
+	case err != nil:
+		return Order{}, false, err
+	case prev.ProductID != o.ProductID || prev.Quantity != o.Quantity:
+		return prev, true, ErrConflict
+	}
+	return prev, true, nil
 }
 
 // Order reads one order by id.
 func (s *Store) Order(ctx context.Context, id string) (Order, error) {
-	return s.scanOrder(s.db.QueryRowContext(ctx, `SELECT id, idempotency_key, product_id, quantity, created_at FROM orders WHERE id = ?`, id))
+	return s.scanOrder(s.db.QueryRowContext(ctx, `SELECT id, idempotency_key, product_id, quantity, created_at FROM orders WHERE id = $1`, id))
 }
 
 func (s *Store) orderByKey(ctx context.Context, key string) (Order, error) {
-	return s.scanOrder(s.db.QueryRowContext(ctx, `SELECT id, idempotency_key, product_id, quantity, created_at FROM orders WHERE idempotency_key = ?`, key))
+	return s.scanOrder(s.db.QueryRowContext(ctx, `SELECT id, idempotency_key, product_id, quantity, created_at FROM orders WHERE idempotency_key = $1`, key))
 }
 
 func (s *Store) scanOrder(row *sql.Row) (Order, error) {

@@ -1,6 +1,12 @@
-// Package store is the demo service's data layer: products in a real SQLite
-// database (modernc.org/sqlite, pure Go), with failpoint markers where a
-// real database would fail.
+// Package store is the demo service's data layer: products and orders in a
+// real database, SQLite (modernc.org/sqlite, pure Go; Open) or PostgreSQL
+// (jackc/pgx; OpenPostgres), with failpoint markers where a real database
+// would fail.
+//
+// Both backends run the same code and the same SQL: the statements use
+// $1-style parameters, which SQLite takes too, and only types and
+// functions both know. So the markers, the orders' idempotency and every
+// error are the same whichever database is underneath.
 //
 // The markers live here, not in package main: a fault-injection build
 // rewrites the markers of every package main into one shared scratch folder.
@@ -15,6 +21,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pingcap/failpoint"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -36,7 +43,7 @@ var ErrNotFound = errors.New("product not found")
 // Store reads and writes the shop's database.
 type Store struct {
 	db   *sql.DB
-	path string
+	path string // the SQLite file; empty for PostgreSQL
 	temp string // temporary directory to remove on Close, if any
 
 	productQueries atomic.Int64
@@ -84,6 +91,30 @@ func Open(ctx context.Context, path string, products int) (*Store, error) {
 	return s, nil
 }
 
+// MaxPostgresConns bounds the connections a Store keeps to PostgreSQL, well
+// under the server's default max_connections (100), so a few demo
+// processes fit beside each other.
+const MaxPostgresConns = 16
+
+// OpenPostgres opens the PostgreSQL database at dsn (a URL or key=value
+// string, as pgx reads it), creating the tables and seeding the products
+// if they are not there. The data stays after Close: the database is the
+// caller's.
+func OpenPostgres(ctx context.Context, dsn string, products int) (*Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	db.SetMaxOpenConns(MaxPostgresConns)
+	db.SetMaxIdleConns(MaxPostgresConns)
+	s := &Store{db: db}
+	if err := s.migrate(ctx, products); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare postgres database: %w", err)
+	}
+	return s, nil
+}
+
 var categories = []string{"books", "garden", "kitchen", "music", "outdoor", "toys"}
 
 func (s *Store) migrate(ctx context.Context, products int) error {
@@ -107,7 +138,8 @@ func (s *Store) migrate(ctx context.Context, products int) error {
 		return err
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO products (id, name, category, price_cents, stock) VALUES (?, ?, ?, ?, ?)`)
+	// ON CONFLICT: a second process seeding at the same time adds nothing.
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO products (id, name, category, price_cents, stock) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`)
 	if err != nil {
 		return err
 	}
@@ -124,7 +156,7 @@ func (s *Store) migrate(ctx context.Context, products int) error {
 // DB returns the database handle, for read-only helpers such as search.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Path returns the database file's path.
+// Path returns the SQLite database file's path, empty for PostgreSQL.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database and removes a temporary one.
@@ -150,7 +182,7 @@ func (s *Store) Product(ctx context.Context, id int) (Product, error) {
 		}
 	})
 	var p Product
-	err := s.db.QueryRowContext(ctx, `SELECT id, name, category, price_cents, stock FROM products WHERE id = ?`, id).
+	err := s.db.QueryRowContext(ctx, `SELECT id, name, category, price_cents, stock FROM products WHERE id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.Category, &p.PriceCents, &p.Stock)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Product{}, ErrNotFound

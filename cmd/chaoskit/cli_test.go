@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// complete runs cobra's hidden completion command in process and returns
+// the values offered.
+func complete(t *testing.T, args ...string) []string {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs(append([]string{"__complete"}, args...))
+	if err := root.Execute(); err != nil {
+		t.Fatalf("complete %v: %v", args, err)
+	}
+	var values []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if !strings.HasPrefix(line, ":") {
+			values = append(values, line)
+		}
+	}
+	return values
+}
+
+func TestCompletionValues(t *testing.T) {
+	bundled := []string{"db-errors-open-breaker", "db-timeout-serves-cache", "downstream-latency-bulkhead", "overload-shedding",
+		"partial-failure-error-rate", "recovery-closes-breaker", "retry-storm-budget", "writes-fail-fast-no-loss"}
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--format", ""}, []string{"table", "json", "junit", "markdown", "html"}},
+		{[]string{"run", "--format", "table,js"}, []string{"table,json", "table,junit", "table,markdown", "table,html"}},
+		{[]string{"report", "out", "--format", "json,html,"}, []string{"json,html,table", "json,html,junit", "json,html,markdown"}},
+		{[]string{"run", "--bundled", "--only", ""}, bundled},
+		{[]string{"run", filepath.Join("..", "..", "scenarios", "overload-shedding.yaml"), "--only", ""}, []string{"overload-shedding"}},
+		{[]string{"fuzz", "--bundled", ""}, []string{"shop"}},
+		{[]string{"explore", "--bundled", ""}, []string{"shop"}},
+	} {
+		if got := complete(t, tt.args...); !slices.Equal(got, tt.want) {
+			t.Errorf("complete %q = %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
+// version reports the module and, for a binary built from a repository
+// with VCS stamping, the revision it was built from.
+func TestVersionReportsBuildInfo(t *testing.T) {
+	root := repoRoot(t)
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "chaoskit")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/chaoskit")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("go build -buildvcs=true: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Version        string `json:"version"`
+		Module         string `json:"module"`
+		Go             string `json:"go"`
+		Revision       string `json:"vcs_revision"`
+		Time           string `json:"vcs_time"`
+		FaultInjection bool   `json:"fault_injection"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if v.Module != "github.com/chaoskit/chaoskit" || v.Revision != strings.TrimSpace(string(head)) || v.Time == "" || !strings.HasPrefix(v.Go, "go1.") || v.FaultInjection {
+		t.Errorf("version --json = %+v, want revision %s of a plain build", v, head)
+	}
+	text, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"built from github.com/chaoskit/chaoskit at " + v.Revision, "fault injection: no", "chaoskit build ./cmd/chaoskit"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("version lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// make demo writes out/report.html, as README says.
+func TestMakeDemoWritesEveryReport(t *testing.T) {
+	out, err := exec.Command("make", "-C", repoRoot(t), "-n", "demo").Output()
+	if err != nil {
+		t.Skipf("make -n demo: %v", err)
+	}
+	var formats string
+	for _, line := range strings.Split(string(out), "\n") {
+		if i := strings.Index(line, " run scenarios/ "); i >= 0 {
+			if _, rest, ok := strings.Cut(line[i:], "--format "); ok {
+				formats, _, _ = strings.Cut(rest, " ")
+			}
+		}
+	}
+	fs, err := reports.ParseFormats(formats)
+	if err != nil || !slices.Contains(fs, reports.HTML) || !slices.Contains(fs, reports.Table) {
+		t.Errorf("make demo writes the formats %q (%v), want the table and HTML among them:\n%s", formats, err, out)
+	}
+}

@@ -1,0 +1,164 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chaoskit/chaoskit/demo/store"
+	"github.com/chaoskit/chaoskit/internal/testserver"
+)
+
+// within retries check every 20 ms until it returns true, for at most d.
+func within(t *testing.T, d time.Duration, what string, check func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !check() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestShopOnPostgres(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	cfg := Config{Postgres: pg.DSN()}
+	s, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	if rec := get(t, h, "/products/7"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "db" {
+		t.Fatalf("product read on postgres: %d %v", rec.Code, rec.Header())
+	}
+	created := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`)
+	if created.Code != 201 {
+		t.Fatalf("order on postgres: %d %s", created.Code, created.Body)
+	}
+	if again := post(t, h, "/orders", "k1", `{"product_id": 3, "quantity": 2}`); again.Code != 200 || again.Body.String() != created.Body.String() {
+		t.Fatalf("repeat on postgres: %d %s", again.Code, again.Body)
+	}
+	rec := get(t, h, "/search?q=ITEM+00")
+	var hits []map[string]any
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &hits) != nil || len(hits) != 9 {
+		t.Fatalf("search on postgres: %d %s, want items 001-009", rec.Code, rec.Body)
+	}
+
+	// Postgres is killed: reads come from the cache, writes are refused
+	// fast with Retry-After.
+	pg.Kill()
+	if rec := get(t, h, "/products/7"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" {
+		t.Fatalf("product read with postgres killed: %d %v", rec.Code, rec.Header())
+	}
+	start := time.Now()
+	if rec := post(t, h, "/orders", "k2", `{"product_id": 3, "quantity": 1}`); rec.Code != 503 || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("order with postgres killed: %d %v", rec.Code, rec.Header())
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("refusing an order took %v", took)
+	}
+
+	// Back: writes succeed again once the breaker lets them through, and
+	// the acknowledged order survived the crash.
+	pg.Start()
+	within(t, 10*time.Second, "orders after postgres restarted", func() bool {
+		return post(t, h, "/orders", "k3", `{"product_id": 3, "quantity": 1}`).Code == 201
+	})
+	var o store.Order
+	_ = json.Unmarshal(created.Body.Bytes(), &o)
+	if rec := get(t, h, "/orders/"+o.ID); rec.Code != 200 {
+		t.Fatalf("acknowledged order after the crash: %d", rec.Code)
+	}
+
+	// Another process on the same database sees the same orders.
+	s2, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if st := s2.State(); st.Orders.Committed != 2 {
+		t.Fatalf("a second demo on the database counts %d orders, want 2", st.Orders.Committed)
+	}
+}
+
+func TestSearchLimitInRedis(t *testing.T) {
+	r := testserver.StartRedis(t)
+	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 50, SearchCost: time.Microsecond, NoShedder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	search := func() (int, string) {
+		rec := get(t, h, "/search?q=item")
+		return rec.Code, rec.Header().Get(HeaderLimiter)
+	}
+	if code, where := search(); code != 200 || where != "redis" {
+		t.Fatalf("search: %d, limiter in %q; want 200 in redis", code, where)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer admin.Close()
+	if n, err := admin.Exists(context.Background(), "chaoskit-demo:search:all").Result(); err != nil || n != 1 {
+		t.Fatalf("the search bucket is not in Redis: %d, %v", n, err)
+	}
+	// A flood is cut at the burst (5) and the rate (50/s), in Redis...
+	flood := func(want string) (limited int) {
+		t.Helper()
+		for range 100 {
+			code, where := search()
+			if where != want {
+				t.Fatalf("limiter in %q during a flood, want %s", where, want)
+			}
+			if code == http.StatusTooManyRequests {
+				limited++
+			}
+		}
+		return limited
+	}
+	if flood("redis") == 0 {
+		t.Fatal("100 searches at once, none limited in Redis")
+	}
+	// ...and, with Redis killed, in memory.
+	r.Kill()
+	search() // finds Redis gone
+	if flood("memory") == 0 {
+		t.Fatal("100 searches at once, none limited in memory")
+	}
+	if st := s.State().Limiters["search"]; st.Kind != "redis-token-bucket" || st.Rejected == 0 {
+		t.Fatalf("state of the search limiter: %+v", st)
+	}
+	r.Start()
+	within(t, 10*time.Second, "search limit back in Redis", func() bool {
+		_, where := search()
+		return where == "redis"
+	})
+}
+
+func TestBackendFlagsMustBeLoopback(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Postgres: "postgres://postgres@10.1.2.3:5432/shop"}, `--postgres: host "10.1.2.3" is not a loopback address`},
+		{Config{Postgres: "postgres://postgres@db.example.com/shop"}, `--postgres: host "db.example.com" is not a loopback address`},
+		{Config{Postgres: "postgres://127.0.0.1:5432/shop", DB: "shop.db"}, "--db and --postgres both name a database"},
+		{Config{Postgres: "port=notanumber"}, "--postgres: "},
+		{Config{Redis: "redis.example.com:6379"}, `--redis: host "redis.example.com" is not a loopback address`},
+		{Config{Redis: "6379"}, `--redis "6379": address 6379: missing port in address (want host:port`},
+		{Config{SearchRate: -1}, "--search-rate -1: want searches a second above 0"},
+	}
+	for _, tt := range tests {
+		_, err := New(context.Background(), tt.cfg)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) = %v, want an invalid configuration: %q", tt.cfg, err, tt.want)
+		}
+	}
+}
