@@ -82,11 +82,11 @@ func LoadCopy(dir string, opts Options) (*Scenario, error) {
 	}
 	read := opts.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = readScenarioFile
 	}
 	opts.ReadFile = func(name string) ([]byte, error) {
 		if c, ok := saved[filepath.Clean(name)]; ok {
-			return os.ReadFile(c)
+			return readScenarioFile(c)
 		}
 		return read(name)
 	}

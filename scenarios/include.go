@@ -2,8 +2,8 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/goccy/go-yaml/ast"
@@ -64,8 +64,9 @@ func readIncludes(name string, raw *ast.File, opts Options) ([]*included, ErrorL
 	}
 	read := opts.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = readScenarioFile
 	}
+	read = boundedRead(read)
 	var out []*included
 	var errs ErrorList
 	for _, p := range paths {
@@ -83,7 +84,12 @@ func readIncludes(name string, raw *ast.File, opts Options) ([]*included, ErrorL
 		}
 		data, err := read(path)
 		if err != nil {
-			at(fmt.Sprintf("cannot read included file %s: %v", rel, err), "include paths are relative to the including file")
+			hint := "include paths are relative to the including file"
+			var fe *fileError
+			if errors.As(err, &fe) && fe.hint != "" {
+				hint = fe.hint
+			}
+			at(fmt.Sprintf("cannot read included file %s: %v", rel, openError(err)), hint)
 			continue
 		}
 		inc := &included{spec: rel, name: path, data: data}

@@ -31,7 +31,8 @@ type Options struct {
 	Vars map[string]string
 	// RateScale multiplies every rate of every phase; 0 means 1.
 	RateScale float64
-	// ReadFile reads the files a scenario includes; nil means os.ReadFile.
+	// ReadFile reads the files a scenario includes; nil reads them from
+	// disk, regular files of at most MaxFile bytes only.
 	ReadFile func(name string) ([]byte, error)
 	// SkipBodyFiles leaves every request's body_file unread (its body
 	// empty): for judging a saved run, which sends no load.
@@ -55,9 +56,9 @@ const (
 
 // LoadFile reads, decodes and validates one scenario file.
 func LoadFile(path string, opts Options) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScenarioFile(path)
 	if err != nil {
-		return nil, ErrorList{{File: path, Msg: err.Error()}}
+		return nil, ErrorList{readError(path, err)}
 	}
 	return Parse(path, data, opts)
 }
@@ -231,7 +232,7 @@ func LoadAll(paths []string, opts Options) ([]*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadFiles(files, os.ReadFile, opts)
+	return loadFiles(files, readScenarioFile, opts)
 }
 
 func loadFiles(files []string, read func(string) ([]byte, error), opts Options) ([]*Scenario, error) {
@@ -239,11 +240,12 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 	var errs ErrorList
 	names := map[string]string{}
 	known := map[string]bool{}
+	read = boundedRead(read)
 	opts.ReadFile = read
 	for _, f := range files {
 		data, err := read(f)
 		if err != nil {
-			errs = append(errs, &Error{File: f, Msg: err.Error()})
+			errs = append(errs, readError(f, err))
 			continue
 		}
 		sc, err := Parse(f, data, opts)
