@@ -23,6 +23,10 @@ type Error struct {
 	Hint string
 	// Excerpt is the offending line of the file, when known.
 	Excerpt string
+
+	// unresolved marks a ${name} with no value: other errors on its line
+	// follow from it and are not reported.
+	unresolved bool
 }
 
 // setExcerpt keeps the line of data the error points at.
@@ -133,7 +137,7 @@ func errAt(n ast.Node, hint, format string, args ...any) error {
 	return &nodeError{tok: n.GetToken(), msg: fmt.Sprintf(format, args...), hint: hint}
 }
 
-var goTypeError = regexp.MustCompile(`^cannot unmarshal (\S+) into Go (?:struct field \S+ of type|value of type) (\S+)`)
+var goTypeError = regexp.MustCompile(`^cannot unmarshal (.+?) into Go (?:struct field \S+ of type|value of type) (\S+)`)
 
 // decodeError turns an error from the YAML decoder into an Error.
 func decodeError(file string, err error) *Error {
@@ -153,8 +157,12 @@ func decodeError(file string, err error) *Error {
 			e.Msg = fmt.Sprintf("unknown field %q", tk.Value)
 		}
 		if m := goTypeError.FindStringSubmatch(e.Msg); m != nil {
-			want := strings.TrimPrefix(m[2], "scenarios.")
-			e.Msg = fmt.Sprintf("wrong type: got %s %q, want %s", m[1], tokenValue(tk), friendlyType(want))
+			want := friendlyType(strings.TrimPrefix(m[2], "scenarios."))
+			if got := friendlyType(m[1]); got == "a list" || got == "a mapping" {
+				e.Msg = fmt.Sprintf("wrong type: got %s, want %s", got, want)
+			} else {
+				e.Msg = fmt.Sprintf("wrong type: got %s %q, want %s", m[1], tokenValue(tk), want)
+			}
 		}
 		return e
 	}
@@ -180,7 +188,7 @@ func friendlyType(goType string) string {
 		return "true or false"
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
-	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"):
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), goType == "ast.MapSlice", goType == "yaml.MapSlice":
 		return "a mapping"
 	}
 	return goType

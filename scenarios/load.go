@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -37,6 +36,10 @@ type Options struct {
 	// SkipBodyFiles leaves every request's body_file unread (its body
 	// empty): for judging a saved run, which sends no load.
 	SkipBodyFiles bool
+
+	// savedIncludes maps include paths to the copies a run directory holds
+	// of them (see LoadCopy).
+	savedIncludes map[string]string
 }
 
 // Defaults applied to fields a scenario leaves out.
@@ -64,22 +67,53 @@ func LoadFile(path string, opts Options) (*Scenario, error) {
 }
 
 // Parse decodes and validates a scenario held in data; name is used in
-// error positions and relative paths are taken from its directory.
+// error positions and relative paths are taken from its directory. Every
+// problem is reported at once, sorted by file and position.
 func Parse(name string, data []byte, opts Options) (*Scenario, error) {
-	sc, errs := parse(name, data, opts)
+	l := &loader{name: name, data: data, opts: opts}
+	sc, errs := l.parse()
 	if len(errs) > 0 {
 		errs.sort()
 		for _, e := range errs {
-			e.setExcerpt(data)
+			e.setExcerpt(l.source(e.File))
 		}
 		return nil, errs
 	}
 	return sc, nil
 }
 
-func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
+// loader loads one scenario file and the files it includes.
+type loader struct {
+	name string
+	data []byte
+	opts Options
+	incs []*included
+}
+
+// source returns the text of file, the scenario or a file it includes, for
+// error excerpts.
+func (l *loader) source(file string) []byte {
+	if file == l.name {
+		return l.data
+	}
+	for _, inc := range l.incs {
+		if inc.name == file {
+			return inc.data
+		}
+	}
+	return nil
+}
+
+func (l *loader) parse() (*Scenario, ErrorList) {
+	name, data, opts := l.name, l.data, l.opts
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ErrorList{{File: name, Msg: "scenario file is empty", Hint: "see docs/scenarios.md for an example"}}
+	}
+	if e := checkRateScale(opts.RateScale); e != nil {
+		return nil, ErrorList{e}
+	}
+	if e := checkSize(name, data); e != nil {
+		return nil, ErrorList{e}
 	}
 	// The vars (and includes) are read from a copy in which every ${name}
 	// is blanked out (see blankRefs).
@@ -87,8 +121,17 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	if err != nil {
 		return nil, ErrorList{decodeError(name, err)}
 	}
-	declared, errs := declaredVars(name, raw, data)
+	if e := checkShape(name, raw); e != nil {
+		return nil, ErrorList{e}
+	}
+	var errs ErrorList
+	if e := secondDocument(name, raw); e != nil {
+		errs = append(errs, e)
+	}
+	declared, verrs := declaredVars(name, raw, data)
+	errs = append(errs, verrs...)
 	incs, ierrs := readIncludes(name, raw, opts)
+	l.incs = incs
 	errs = append(errs, ierrs...)
 	// Values: the included files' vars in order, the file's own, --var.
 	values := map[string]string{}
@@ -116,37 +159,28 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 			declared[k] = inc.vars[k]
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
 	var sc Scenario
+	failed := map[string]bool{}
 	// Included files are decoded first into the same value: the file's own
 	// fields then override theirs (mappings merge, lists are replaced).
+	var derrs ErrorList
+	undecoded := false
 	for _, inc := range incs {
-		dec := yaml.NewDecoder(bytes.NewReader(inc.text), yaml.Strict(), yaml.DisallowUnknownField())
-		if err := decodeSafely(dec, &sc); err != nil && !errors.Is(err, io.EOF) {
-			e := decodeError(inc.name, err)
-			if strings.HasPrefix(e.Msg, "unknown field") {
-				e.Hint = fieldHint(e.Msg)
-			}
-			e.Col = inc.cols.orig(e.Line, e.Col)
-			return nil, ErrorList{e}
-		}
-		if inc.ast, err = parser.ParseBytes(inc.text, 0); err != nil {
-			return nil, ErrorList{decodeError(inc.name, err)}
-		}
+		inc.ast = decodeInto(&sc, inc.name, inc.text, inc.cols, failed, &derrs, &undecoded)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(text), yaml.Strict(), yaml.DisallowUnknownField())
-	if err := decodeSafely(dec, &sc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, ErrorList{{File: name, Msg: "scenario file holds no document"}}
-		}
-		e := decodeError(name, err)
-		if strings.HasPrefix(e.Msg, "unknown field") {
-			e.Hint = fieldHint(e.Msg)
-		}
-		e.Col = cols.orig(e.Line, e.Col)
-		return nil, ErrorList{e}
+	file := decodeInto(&sc, name, text, cols, failed, &derrs, &undecoded)
+	errs = append(errs, echoesOf(errs, derrs)...)
+	switch {
+	case file == nil:
+		return nil, errs
+	case len(file.Docs) == 0 || file.Docs[0].Body == nil:
+		return nil, append(errs, &Error{File: name, Msg: "scenario file holds no document", Hint: "see docs/scenarios.md for an example"})
+	case len(ierrs) > 0:
+		// Without an included file, validation would only report what
+		// that file was meant to give.
+		return nil, errs
+	case undecoded:
+		return nil, errs
 	}
 	sc.File, sc.Source, sc.Values = name, data, values
 	for _, inc := range incs {
@@ -159,30 +193,115 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	for k := range used {
 		sc.names[k] = true
 	}
-	file, err := parser.ParseBytes(text, 0)
-	if err != nil {
-		e := decodeError(name, err)
-		e.Col = cols.orig(e.Line, e.Col)
-		return nil, ErrorList{e}
-	}
-	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols, includes: incs}
+	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols, includes: incs, failed: failed}
 	v.validate()
-	if len(v.errs) > 0 {
-		return nil, v.errs
+	errs = append(errs, echoesOf(errs, v.errs)...)
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return &sc, nil
 }
 
-// decodeSafely runs the YAML decoder, which panics on some malformed input
+// decodeInto checks and decodes one file's text (after substitution) into
+// sc, adding every problem to errs; it returns the parsed file, or nil when
+// the text cannot be parsed. It sets undecoded when the decoder failed
+// where the checker saw nothing wrong.
+func decodeInto(sc *Scenario, file string, text []byte, cols colMap, failed map[string]bool, errs *ErrorList, undecoded *bool) *ast.File {
+	// A variable's value may be long, or YAML of its own.
+	if e := checkSize(file, text); e != nil {
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	f, err := parser.ParseBytes(text, 0)
+	if err != nil {
+		e := decodeError(file, err)
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	if e := checkShape(file, f); e != nil {
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return f
+	}
+	body := f.Docs[0].Body
+	c := &checker{file: file, cols: cols, anchors: anchorsOf(f), failed: failed}
+	c.check(body, reflect.TypeFor[Scenario](), "$", nil)
+	*errs = append(*errs, c.errs...)
+	// The values the checker refused are null now: what fails here is
+	// something it does not know (a duplicate key), after which the
+	// decoded value cannot be trusted to validate.
+	if err := decodeSafely(func() error { return yaml.NodeToValue(body, sc) }); err != nil {
+		e := decodeError(file, err)
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, echoesOf(c.errs, ErrorList{e})...)
+		*undecoded = true
+	}
+	return f
+}
+
+// echoesOf returns the errors of later that are not echoes of one in
+// earlier: at the same place, or on a line where a variable has no value
+// (whatever is wrong there follows from that).
+func echoesOf(earlier, later ErrorList) ErrorList {
+	type place struct {
+		file      string
+		line, col int
+	}
+	at, lines := map[place]bool{}, map[place]bool{}
+	for _, e := range earlier {
+		if e.Line > 0 {
+			at[place{e.File, e.Line, e.Col}] = true
+		}
+		if e.unresolved {
+			lines[place{e.File, e.Line, 0}] = true
+		}
+	}
+	var out ErrorList
+	for _, e := range later {
+		if e.Line > 0 && (at[place{e.File, e.Line, e.Col}] || lines[place{e.File, e.Line, 0}]) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// secondDocument reports a second YAML document in f: a scenario file
+// holds one, and the decoder would silently ignore the rest.
+func secondDocument(file string, f *ast.File) *Error {
+	for _, doc := range f.Docs[min(1, len(f.Docs)):] {
+		if doc == nil || doc.Body == nil {
+			continue // a trailing --- with nothing after it
+		}
+		tk := doc.Start
+		if tk == nil {
+			tk = doc.Body.GetToken()
+		}
+		e := &Error{File: file, Msg: "a second YAML document starts here; a scenario file holds one",
+			Hint: "put each scenario in its own file, or remove the ---"}
+		if tk != nil {
+			e.Line, e.Col = tk.Position.Line, tk.Position.Column
+		}
+		return e
+	}
+	return nil
+}
+
+// decodeSafely runs a YAML decode, which panics on some malformed input
 // (a bare tag: `phases: ! `, found by go-fuzz), and reports such a panic
 // as an error.
-func decodeSafely(dec *yaml.Decoder, v any) (err error) {
+func decodeSafely(decode func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the YAML cannot be read (the decoder failed: %v)", p)
 		}
 	}()
-	return dec.Decode(v)
+	return decode()
 }
 
 // Collect expands files and directories into the scenario files they hold
@@ -236,6 +355,9 @@ func LoadAll(paths []string, opts Options) ([]*Scenario, error) {
 }
 
 func loadFiles(files []string, read func(string) ([]byte, error), opts Options) ([]*Scenario, error) {
+	if e := checkRateScale(opts.RateScale); e != nil {
+		return nil, ErrorList{e}
+	}
 	var out []*Scenario
 	var errs ErrorList
 	names := map[string]string{}
@@ -311,6 +433,11 @@ type validator struct {
 	errs ErrorList
 	// includes are the files the scenario includes, for error positions.
 	includes []*included
+	// failed are the YAML paths whose values did not decode: an error at
+	// one of them (or below) would say the same thing again.
+	failed map[string]bool
+	// rateReported holds the loads whose rate was found too high.
+	rateReported map[string]bool
 
 	catalog    *inject.Catalog
 	catalogErr error
@@ -320,6 +447,9 @@ type validator struct {
 // errorf records an error at the node the YAML path names (or its nearest
 // existing parent).
 func (v *validator) errorf(path, hint, format string, args ...any) {
+	if isFailed(v.failed, path) {
+		return
+	}
 	e := &Error{File: v.file, Msg: fmt.Sprintf(format, args...), Hint: hint}
 	cols := v.cols
 	// A value the file itself does not hold came from an included file:
@@ -367,9 +497,11 @@ func (v *validator) position(path string) (int, int) {
 	return 1, 1
 }
 
+// parentPath returns the path of the node that holds the one at p ("$"
+// for a top-level field), or "" for the root.
 func parentPath(p string) string {
 	i := strings.LastIndexAny(p, ".[")
-	if i <= 1 {
+	if i <= 0 {
 		return ""
 	}
 	return p[:i]
@@ -385,22 +517,22 @@ func (v *validator) path(p string) string {
 
 func (v *validator) validate() {
 	sc := v.sc
-	if strings.TrimSpace(sc.Name) == "" {
-		v.errorf("$", "add name: my-scenario", "scenario has no name")
+	if msg := checkName(sc.Name); msg != "" {
+		v.errorf("$.name", nameHint(sc.Name), "%s", msg)
 	}
 	v.validateTarget()
 	v.validateLoad("$.load", &sc.Load, true)
 	v.validateFuzz()
 	phases := map[string]*Phase{}
 	if len(sc.Phases) == 0 {
-		v.errorf("$", "add a phases list with at least one phase", "scenario has no phases")
+		v.errorf("$.phases", "add a phases list with at least one phase", "scenario has no phases")
 	}
 	for i := range sc.Phases {
 		p := &sc.Phases[i]
 		at := fmt.Sprintf("$.phases[%d]", i)
 		switch {
 		case strings.TrimSpace(p.Name) == "":
-			v.errorf(at, "", "phase %d has no name", i+1)
+			v.errorf(at+".name", "", "phase %d has no name", i+1)
 		case phases[p.Name] != nil:
 			v.errorf(at+".name", "give each phase its own name", "phase name %q is used twice", p.Name)
 		default:
@@ -420,7 +552,7 @@ func (v *validator) validate() {
 				v.errorf(at+".load", "", "workers %d and max_workers %d: need workers <= max_workers", e.Workers, e.MaxWorkers)
 			}
 		}
-		if v.opts.RateScale > 0 {
+		if v.checkRate(at, p) && v.opts.RateScale > 0 {
 			p.Effective = p.Effective.Scale(v.opts.RateScale)
 		}
 		v.validateFaults(at, p)
@@ -437,6 +569,45 @@ func (v *validator) validate() {
 	for i := range sc.Contracts {
 		v.validateContract(i, phases)
 	}
+}
+
+// checkRate refuses a phase whose load, after --rate-scale, asks for more
+// than MaxRate at any moment, and says whether the rate is within it.
+func (v *validator) checkRate(at string, p *Phase) bool {
+	scale := 1.0
+	if v.opts.RateScale > 0 {
+		scale = v.opts.RateScale
+	}
+	peak := p.Effective.peakRate() * scale
+	if peak <= MaxRate {
+		return true
+	}
+	// The rate is reported where it is written: the phase's own load, or
+	// the scenario's (once, for all the phases that use it).
+	path, field := "$.load", "rate"
+	if p.Load != nil && (!p.Load.Rate.IsZero() || p.Load.Pacer != nil) {
+		path = at + ".load"
+	}
+	if p.Effective.Pacer != nil {
+		field = "pacer"
+	}
+	if v.rateReported[path] {
+		return false
+	}
+	if v.rateReported == nil {
+		v.rateReported = map[string]bool{}
+	}
+	v.rateReported[path] = true
+	what := fmt.Sprintf("rate %v", p.Effective.Rate)
+	if p.Effective.Pacer != nil {
+		what = "the pacer's peak rate"
+	}
+	if scale != 1 {
+		what += fmt.Sprintf(" × --rate-scale %v", scale)
+	}
+	v.errorf(path+"."+field, "no machine sends that much load; lower the rate (the ceiling is far above what one machine can send, so a rate above it is a slip)",
+		"%s is %.0f requests a second, more than the %d/s chaoskit can attempt", what, peak, MaxRate)
+	return false
 }
 
 func (v *validator) validateTarget() {
@@ -467,7 +638,7 @@ func (v *validator) validateTarget() {
 		c := t.Command
 		switch {
 		case len(c.Argv) == 0 || strings.TrimSpace(c.Argv[0]) == "":
-			v.errorf("$.target.command", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
+			v.errorf("$.target.command.argv", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
 		case t.URL == "":
 			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command", "target.command needs a url: where the started service listens")
 		}
@@ -583,7 +754,7 @@ func (v *validator) validateLoad(at string, l *Load, full bool) {
 			v.errorf(at+".workers", "", "workers %d and max_workers %d: need workers <= max_workers", l.Workers, l.MaxWorkers)
 		}
 		if len(l.Requests) == 0 {
-			v.errorf(at, "add requests: [{method: GET, path: /}]", "load has no requests")
+			v.errorf(at+".requests", "add requests: [{method: GET, path: /}]", "load has no requests")
 		}
 	}
 	if l.Workers < 0 || l.MaxWorkers < 0 || l.Connections < 0 {
@@ -684,7 +855,7 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 			v.errorf(at+".body_file", "", "body_file %s is larger than %d bytes", name, MaxBodyFile)
 			return
 		}
-		data, err := readBounded(name, MaxBodyFile)
+		data, err := readBoundedScenario(name, MaxBodyFile)
 		if err != nil {
 			v.errorf(at+".body_file", "", "cannot read body_file: %v", err)
 			return
@@ -779,7 +950,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
 		if f.Point == "" {
-			v.errorf(fat, "add point: name-of-failpoint", "fault has no point")
+			v.errorf(fat+".point", "add point: name-of-failpoint", "fault has no point")
 			continue
 		}
 		f.Path = f.Point
@@ -793,6 +964,8 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		on, off := f.Window(p.Duration.D())
 		switch {
+		case p.Duration <= 0:
+			// The phase's missing duration is reported already.
 		case f.After >= p.Duration:
 			v.errorf(fat+".after", "make after shorter than the phase", "fault starts %v into phase %q, which lasts %v", f.After.D(), p.Name, p.Duration.D())
 		case off > p.Duration.D():
@@ -875,19 +1048,25 @@ func actionNames() []string {
 // didYouMean returns a hint naming the closest of choices to s, or listing
 // them all when none is close.
 func didYouMean(s string, choices []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range choices {
-		if d := inject.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= max(2, len(s)/3) {
+	if best, ok := closest(s, choices); ok {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	if len(choices) == 0 {
 		return ""
 	}
 	return "choose one of " + strings.Join(choices, ", ")
+}
+
+// closest returns the choice nearest to s, if one is near enough to be
+// what s meant.
+func closest(s string, choices []string) (string, bool) {
+	best, bestD := "", 1<<30
+	for _, c := range choices {
+		if d := inject.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, best != "" && bestD <= max(2, len(s)/3)
 }
 
 // DidYouMean is didYouMean for callers outside the package (flags, --only).
@@ -923,29 +1102,14 @@ var yamlFields = func() []string {
 	return out
 }()
 
-func fieldHint(msg string) string {
-	name := strings.TrimSuffix(strings.TrimPrefix(msg, `unknown field "`), `"`)
-	h := didYouMean(name, yamlFields)
-	if strings.HasPrefix(h, "did you mean") {
-		return h
+// fieldHint suggests what an unknown field name meant: the nearest of the
+// fields where it stands, else the nearest anywhere in the schema.
+func fieldHint(name string, here []string) string {
+	if s, ok := closest(name, here); ok {
+		return fmt.Sprintf("did you mean %q?", s)
+	}
+	if s, ok := closest(name, yamlFields); ok {
+		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "see docs/scenarios.md for the fields a scenario takes"
-}
-
-// readBounded reads at most limit bytes of the file at name, failing if it
-// holds more (it may have grown since it was looked at).
-func readBounded(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
-	}
-	return data, nil
 }
