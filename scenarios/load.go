@@ -26,6 +26,9 @@ type Options struct {
 	// Catalog returns the failpoints of a scenario's target, against which
 	// fault points are resolved. Nil leaves points unresolved.
 	Catalog func(t Target) (*inject.Catalog, error)
+	// DemoArgs checks a demo target's args as the demo will parse them
+	// (demo.CheckArgs); nil leaves them unchecked.
+	DemoArgs func(args []string) error
 	// Vars override the scenarios' vars (--var name=value).
 	Vars map[string]string
 	// RateScale multiplies every rate of every phase; 0 means 1.
@@ -626,6 +629,14 @@ func (v *validator) validateTarget() {
 	case t.Demo != nil && t.Failpoints != "":
 		v.errorf("$.target.failpoints", "remove failpoints: the demo's control endpoint is chosen by chaoskit", "the demo target takes no failpoints address")
 	}
+	if t.Demo != nil {
+		v.checkNUL("$.target.demo.args", t.Demo.Args...)
+		if v.opts.DemoArgs != nil {
+			if err := v.opts.DemoArgs(t.Demo.Args); err != nil {
+				v.errorf("$.target.demo.args", "see chaoskit demo serve --help", "demo args %q: %v", t.Demo.Args, err)
+			}
+		}
+	}
 	ports := t.PortNames()
 	if len(ports) > 0 && t.Command == nil {
 		v.errorf("$.target", "use {port} only with target.command, which chaoskit starts with the chosen ports", "target uses a {port} placeholder but chaoskit does not start it")
@@ -642,14 +653,17 @@ func (v *validator) validateTarget() {
 		case t.URL == "":
 			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command", "target.command needs a url: where the started service listens")
 		}
+		v.checkNUL("$.target.command.argv", c.Argv...)
+		v.checkNUL("$.target.command.dir", c.Dir)
 		c.Dir = v.path(c.Dir)
 		if c.Dir == "" {
 			c.Dir = v.dir
 		}
-		for k := range c.Env {
-			if k == "" || strings.ContainsAny(k, "= ") {
+		for k, val := range c.Env {
+			if k == "" || strings.ContainsAny(k, "= \x00") {
 				v.errorf("$.target.command.env", "", "environment variable name %q is not valid", k)
 			}
+			v.checkNUL("$.target.command.env."+k, val)
 		}
 	}
 	if t.URL != "" {
@@ -702,6 +716,22 @@ func (v *validator) validateTarget() {
 		}
 	} else if len(t.Packages) > 0 {
 		v.errorf("$.target.packages", "add source: the directory the packages are in", "packages given without source")
+	}
+}
+
+// checkNUL refuses strings that hold a NUL character, which no program can
+// be given in an argument, its environment or a path: the run would fail
+// to start the target.
+func (v *validator) checkNUL(path string, ss ...string) {
+	for i, s := range ss {
+		if !strings.ContainsRune(s, 0) {
+			continue
+		}
+		at := path
+		if len(ss) > 1 || strings.HasSuffix(path, "argv") || strings.HasSuffix(path, "args") {
+			at = fmt.Sprintf("%s[%d]", path, i)
+		}
+		v.errorf(at, "remove the \\0", "%q holds a NUL character, which no program can be given", s)
 	}
 }
 

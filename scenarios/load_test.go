@@ -321,3 +321,45 @@ func TestRatesWithinReach(t *testing.T) {
 		t.Errorf("LoadAll with NaN: %v", err)
 	}
 }
+
+// TestWhatRunWouldRefuse checks the loader refuses what would only fail
+// when the run starts the target: a demo flag the demo does not know, and a
+// NUL in an argument, an environment value or a directory.
+func TestWhatRunWouldRefuse(t *testing.T) {
+	demoArgs := func(args []string) error {
+		for _, a := range args {
+			if a != "--no-fallback" {
+				return errors.New("unknown flag: " + a)
+			}
+		}
+		return nil
+	}
+	cmd := "  command: {argv: [./svc, --listen, \"127.0.0.1:{port}\"], env: {A: b}, dir: .}\n  url: http://127.0.0.1:{port}\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]"
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"known demo flag", "args: []", "args: [--no-fallback]", ""},
+		{"unknown demo flag", "args: []", "args: [--no-such-flag]", `s.yaml:4:11: demo args ["--no-such-flag"]: unknown flag: --no-such-flag (see chaoskit demo serve --help)`},
+		{"NUL in a demo arg", "args: []", `args: ["--no-fallback\0"]`, `s.yaml:4:12: "--no-fallback\x00" holds a NUL character`},
+		{"NUL in argv", "  demo:\n    args: []", strings.Replace(cmd, "./svc", `"./s\0vc"`, 1), `s.yaml:3:20: "./s\x00vc" holds a NUL character, which no program can be given`},
+		{"NUL in env", "  demo:\n    args: []", strings.Replace(cmd, "A: b", `A: "b\0"`, 1), `holds a NUL character`},
+		{"NUL in a name of env", "  demo:\n    args: []", strings.Replace(cmd, "A: b", `"A\0": b`, 1), `environment variable name "A\x00" is not valid`},
+		{"NUL in dir", "  demo:\n    args: []", strings.Replace(cmd, "dir: .", `dir: "a\0"`, 1), `holds a NUL character`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseGood(t, tt.from, tt.to, Options{DemoArgs: demoArgs, Catalog: func(t Target) (*inject.Catalog, error) {
+				return demoCatalog.Catalog(t)
+			}})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}

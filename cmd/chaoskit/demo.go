@@ -14,8 +14,7 @@ func newDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "The bundled demo service the bundled scenarios attack",
 	}
-	var cfg demo.Config
-	var verbose bool
+	var fl demo.Flags
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the demo shop service (SQLite, breaker, cache fallback)",
@@ -25,28 +24,14 @@ HTTP. The --no-* flags break its resilience on purpose.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
-			if verbose {
+			if fl.Verbose {
 				level = slog.LevelInfo
 			}
-			cfg.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			return demo.Serve(cmd.Context(), cfg, cmd.OutOrStdout())
+			fl.Config.Log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			return demo.Serve(cmd.Context(), fl.Config, cmd.OutOrStdout())
 		},
 	}
-	f := serve.Flags()
-	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
-	f.StringVar(&cfg.DB, "db", "", "SQLite database file to use (default: a temporary one)")
-	f.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
-	f.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
-	f.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: never serve from the cache")
-	f.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
-	f.BoolVar(&cfg.NoBulkhead, "no-bulkhead", false, "broken variant: let every recommendations call wait on the dependency")
-	f.BoolVar(&cfg.NoShedder, "no-shedder", false, "broken variant: never shed search load")
-	f.BoolVar(&cfg.UnboundedRetries, "unbounded-retries", false, "broken variant: retry recommendations without a retry budget")
-	f.DurationVar(&cfg.SearchCost, "search-cost", 0, "CPU each search burns (default 2ms)")
-	f.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
-	f.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
-	f.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find (stale-after-recovery)")
-	f.BoolVarP(&verbose, "verbose", "v", false, "log every degradation, not only failures")
+	fl.Register(serve.Flags())
 	cmd.AddCommand(serve)
 	return cmd
 }

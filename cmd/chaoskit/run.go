@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
@@ -41,7 +42,7 @@ func (l *loadFlags) register(cmd *cobra.Command) {
 }
 
 func (l *loadFlags) options() (scenarios.Options, error) {
-	opts := scenarios.Options{Catalog: targetCatalog}
+	opts := scenarios.Options{Catalog: targetCatalog, DemoArgs: demo.CheckArgs}
 	if l.rateScale <= 0 {
 		return opts, usageError("--rate-scale %v: give a factor above 0, such as 0.5 or 2", l.rateScale)
 	}
