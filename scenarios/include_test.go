@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,39 @@ func TestCopyKeepsIncludesFromIncludeDirs(t *testing.T) {
 	}
 	if back.Load.Rate != sc.Load.Rate || back.Target.Demo == nil {
 		t.Errorf("copy loaded as %+v", back)
+	}
+}
+
+// TestPartialsAreSkippedInDirectories checks that a directory of scenarios
+// may hold files meant only for inclusion, named with a leading _.
+func TestPartialsAreSkippedInDirectories(t *testing.T) {
+	own := strings.Replace(including, "include: common.yaml", "include: _common.yaml", 1)
+	dir := writeFiles(t, map[string]string{"s.yaml": own, "_common.yaml": common, "_unused.yml": common})
+	scs, err := LoadAll([]string{dir}, demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scs) != 1 || scs[0].Name != "s" || scs[0].Target.Demo == nil {
+		t.Fatalf("loaded %d scenarios: %+v", len(scs), scs)
+	}
+	if got, want := Partials([]string{dir, dir}), []string{filepath.Join(dir, "_common.yaml"), filepath.Join(dir, "_unused.yml")}; !slices.Equal(got, want) {
+		t.Errorf("Partials = %q, want %q", got, want)
+	}
+	// Named on its own, a partial is loaded as what it is.
+	if _, err := LoadAll([]string{filepath.Join(dir, "_common.yaml")}, demoCatalog); err == nil || !strings.Contains(err.Error(), "scenario has no name") {
+		t.Errorf("a partial named on its own: %v", err)
+	}
+	// A directory of partials only.
+	only := writeFiles(t, map[string]string{"_common.yaml": common})
+	if _, err := LoadAll([]string{only}, demoCatalog); err == nil || !strings.Contains(err.Error(), "directory holds no scenario files (*.yaml, *.yml) (its files whose names start with _ are partials") {
+		t.Errorf("a directory of partials: %v", err)
+	}
+	// A shared file without the _ fails as a scenario, and says how to
+	// name it.
+	dir = writeFiles(t, map[string]string{"s.yaml": including, "common.yaml": common})
+	_, err = LoadAll([]string{dir}, demoCatalog)
+	want := filepath.Join(dir, "common.yaml") + ": common.yaml is included by s.yaml, and does not load as a scenario of its own (name it _common.yaml, and its include too"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v\nwant it to start with %s", err, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -308,7 +309,9 @@ func decodeSafely(decode func() error) (err error) {
 }
 
 // Collect expands files and directories into the scenario files they hold
-// (*.yaml and *.yml, not recursing), sorted, without duplicates.
+// (*.yaml and *.yml, not recursing, leaving out partials: see IsPartial),
+// sorted, without duplicates. A file named on its own is kept, partial or
+// not.
 func Collect(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -327,23 +330,62 @@ func Collect(paths []string) ([]string, error) {
 			add(p)
 			continue
 		}
-		entries, err := os.ReadDir(p)
+		files, partials, err := scenarioFiles(p)
 		if err != nil {
 			return nil, ErrorList{{File: p, Msg: err.Error()}}
 		}
-		n := 0
-		for _, e := range entries {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				add(filepath.Join(p, e.Name()))
-				n++
+		if len(files) == 0 {
+			e := &Error{File: p, Msg: "directory holds no scenario files (*.yaml, *.yml)"}
+			if len(partials) > 0 {
+				e.Hint = "its files whose names start with _ are partials, read only when a scenario includes them"
 			}
+			return nil, ErrorList{e}
 		}
-		if n == 0 {
-			return nil, ErrorList{{File: p, Msg: "directory holds no scenario files (*.yaml, *.yml)"}}
+		for _, f := range files {
+			add(f)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// IsPartial says whether a file, by its name, is a partial scenario: a
+// file meant only to be included by others (a shared target, load or
+// contracts), which directories of scenarios skip. Its name starts with _,
+// as partials do in Sass and in static site generators: _common.yaml.
+func IsPartial(path string) bool { return strings.HasPrefix(filepath.Base(path), "_") }
+
+// Partials lists the partial scenario files (see IsPartial) in the
+// directories among paths, sorted: the files Collect leaves out.
+func Partials(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			_, partials, _ := scenarioFiles(p)
+			out = append(out, partials...)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// scenarioFiles lists a directory's scenario files and partials.
+func scenarioFiles(dir string) (files, partials []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		if p := filepath.Join(dir, e.Name()); IsPartial(p) {
+			partials = append(partials, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	return files, partials, nil
 }
 
 // LoadAll loads every scenario under paths (see Collect) and reports every
@@ -365,6 +407,7 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 	var errs ErrorList
 	names := map[string]string{}
 	known := map[string]bool{}
+	var failed []string
 	read = boundedRead(read)
 	opts.ReadFile = read
 	for _, f := range files {
@@ -377,6 +420,7 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 		var l ErrorList
 		if errors.As(err, &l) {
 			errs = append(errs, l...)
+			failed = append(failed, f)
 			continue
 		}
 		if prev, dup := names[sc.Name]; dup {
@@ -389,6 +433,8 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 		}
 		out = append(out, sc)
 	}
+	errs = append(errs, partialHints(failed, out)...)
+	errs.sort()
 	if len(errs) == 0 {
 		var all []string
 		for n := range known {
@@ -414,6 +460,28 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 		return nil, errs
 	}
 	return out, nil
+}
+
+// partialHints explains the failure of a file that another scenario
+// includes: it is a partial, loaded as a scenario of its own because its
+// name does not say it is one.
+func partialHints(failed []string, loaded []*Scenario) ErrorList {
+	by := map[string][]string{}
+	for _, sc := range loaded {
+		for _, inc := range sc.Included {
+			p := filepath.Clean(inc.Path)
+			by[p] = append(by[p], filepath.Base(sc.File))
+		}
+	}
+	var out ErrorList
+	for _, f := range failed {
+		if includers := by[filepath.Clean(f)]; len(includers) > 0 && !IsPartial(f) {
+			base := filepath.Base(f)
+			out = append(out, &Error{File: f, Msg: fmt.Sprintf("%s is included by %s, and does not load as a scenario of its own", base, strings.Join(includers, ", ")),
+				Hint: fmt.Sprintf("name it _%s, and its include too: directories of scenarios skip files whose names start with _", base)})
+		}
+	}
+	return out
 }
 
 // Bundled loads the scenarios embedded in the binary.
@@ -486,6 +554,11 @@ func nodeAt(f *ast.File, path string) (int, int, bool) {
 		return 0, 0, false
 	}
 	tk := n.GetToken()
+	// A block mapping's token is the first ':' in it; its first key is
+	// where a reader looks.
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 && m.Values[0].Key.GetToken() != nil {
+		tk = m.Values[0].Key.GetToken()
+	}
 	return tk.Position.Line, tk.Position.Column, true
 }
 
