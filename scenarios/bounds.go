@@ -115,31 +115,27 @@ func (s *shape) size(n ast.Node, depth int) int {
 		}
 		return k
 	}
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		if depth+1 > MaxDepth {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode, *ast.SequenceNode:
+		if depth++; depth > MaxDepth {
 			s.err = depthError(s.file, tk)
 			return 0
 		}
+	}
+	switch v := n.(type) {
+	case *ast.MappingNode:
 		k := 1
 		for _, mv := range v.Values {
-			k += s.size(mv.Key, depth+1) + s.size(mv.Value, depth+1)
+			k += s.size(mv.Key, depth) + s.size(mv.Value, depth)
 		}
 		return k
 	case *ast.MappingValueNode:
-		if depth+1 > MaxDepth {
-			s.err = depthError(s.file, tk)
-			return 0
-		}
-		return 1 + s.size(v.Key, depth+1) + s.size(v.Value, depth+1)
+		// A mapping of one key, as the parser makes it.
+		return 1 + s.size(v.Key, depth) + s.size(v.Value, depth)
 	case *ast.SequenceNode:
-		if depth+1 > MaxDepth {
-			s.err = depthError(s.file, tk)
-			return 0
-		}
 		k := 1
 		for _, e := range v.Values {
-			k += s.size(e, depth+1)
+			k += s.size(e, depth)
 		}
 		return k
 	case *ast.MappingKeyNode:

@@ -348,9 +348,7 @@ func TestWhatRunWouldRefuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseGood(t, tt.from, tt.to, Options{DemoArgs: demoArgs, Catalog: func(t Target) (*inject.Catalog, error) {
-				return demoCatalog.Catalog(t)
-			}})
+			_, err := parseGood(t, tt.from, tt.to, Options{DemoArgs: demoArgs})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
