@@ -48,12 +48,13 @@ func (e *Error) Detail() string {
 	}
 	num := strconv.Itoa(e.Line)
 	pad := strings.Repeat(" ", len(num))
+	line, col := excerptWindow([]rune(e.Excerpt), e.Col)
 	caret := ""
-	if e.Col > 0 {
+	if col > 0 {
 		// Keep tabs so the caret lines up under tab-indented text.
-		prefix := []rune(e.Excerpt)
-		if e.Col-1 < len(prefix) {
-			prefix = prefix[:e.Col-1]
+		prefix := line
+		if col-1 < len(prefix) {
+			prefix = prefix[:col-1]
 		}
 		for _, r := range prefix {
 			if r == '\t' {
@@ -64,7 +65,36 @@ func (e *Error) Detail() string {
 		}
 		caret += "^"
 	}
-	return fmt.Sprintf("%s\n  %s | %s\n  %s | %s", e.Error(), num, e.Excerpt, pad, caret)
+	return fmt.Sprintf("%s\n  %s | %s\n  %s | %s", e.Error(), num, string(line), pad, caret)
+}
+
+// excerptWidth bounds the part of a line an error shows: a line of 60,000
+// brackets is shown around its column, not whole.
+const excerptWidth = 100
+
+// excerptWindow returns the part of line an error shows, at most
+// excerptWidth runes around column col (1-based, 0 for none) with … where
+// it was cut, and col within that part.
+func excerptWindow(line []rune, col int) ([]rune, int) {
+	if len(line) <= excerptWidth {
+		return line, col
+	}
+	start := max(0, min(col-1-excerptWidth/2, len(line)-excerptWidth))
+	end := start + excerptWidth
+	out := append([]rune(nil), line[start:end]...)
+	if col > 0 {
+		col -= start
+	}
+	if start > 0 {
+		out = append([]rune("…"), out...)
+		if col > 0 {
+			col++
+		}
+	}
+	if end < len(line) {
+		out = append(out, '…')
+	}
+	return out, col
 }
 
 func (e *Error) Error() string {
