@@ -54,7 +54,7 @@ func CheckArgs(args []string) error {
 	case errors.Is(err, pflag.ErrHelp):
 		return errors.New("--help makes the demo print its help and exit instead of serving")
 	case err != nil:
-		return fmt.Errorf("%v (the demo's flags are %s)", err, flagNames(fs))
+		return fmt.Errorf("%v; the demo's flags are %s", err, flagNames(fs))
 	case fs.NArg() > 0:
 		return fmt.Errorf("the demo takes flags only, not %q", fs.Arg(0))
 	}

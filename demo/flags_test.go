@@ -15,7 +15,7 @@ func TestCheckArgs(t *testing.T) {
 		{[]string{"--bug=stale-after-recovery", "--db-timeout", "50ms"}, ""},
 		{[]string{"--bug="}, ""},
 		{[]string{"--listen", "127.0.0.1:0"}, ""},
-		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag (the demo's flags are --ack-before-commit, "},
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag; the demo's flags are --ack-before-commit, "},
 		{[]string{"-no-fallback"}, "unknown shorthand flag: 'n' in -no-fallback"},
 		{[]string{"--db-timeout", "soon"}, `invalid argument "soon" for "--db-timeout"`},
 		{[]string{"--db"}, "flag needs an argument: --db"},

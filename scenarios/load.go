@@ -681,7 +681,7 @@ func (v *validator) checkRate(at string, p *Phase) bool {
 	if scale != 1 {
 		what += fmt.Sprintf(" × --rate-scale %v", scale)
 	}
-	v.errorf(path+"."+field, "no machine sends that much load; lower the rate (the ceiling is far above what one machine can send, so a rate above it is a slip)",
+	v.errorf(path+"."+field, "lower the rate: one machine sends at most some hundreds of thousands of requests a second, so a rate above the ceiling is a slip",
 		"%s is %.0f requests a second, more than the %d/s chaoskit can attempt", what, peak, MaxRate)
 	return false
 }
@@ -706,7 +706,7 @@ func (v *validator) validateTarget() {
 		v.checkNUL("$.target.demo.args", t.Demo.Args...)
 		if v.opts.DemoArgs != nil {
 			if err := v.opts.DemoArgs(t.Demo.Args); err != nil {
-				v.errorf("$.target.demo.args", "see chaoskit demo serve --help", "demo args %q: %v", t.Demo.Args, err)
+				v.errorf("$.target.demo.args", "chaoskit demo serve --help says what each flag does", "demo args %q: %v", t.Demo.Args, err)
 			}
 		}
 	}

@@ -339,7 +339,7 @@ func TestWhatRunWouldRefuse(t *testing.T) {
 		name, from, to, want string
 	}{
 		{"known demo flag", "args: []", "args: [--no-fallback]", ""},
-		{"unknown demo flag", "args: []", "args: [--no-such-flag]", `s.yaml:4:11: demo args ["--no-such-flag"]: unknown flag: --no-such-flag (see chaoskit demo serve --help)`},
+		{"unknown demo flag", "args: []", "args: [--no-such-flag]", `s.yaml:4:11: demo args ["--no-such-flag"]: unknown flag: --no-such-flag (chaoskit demo serve --help says what each flag does)`},
 		{"NUL in a demo arg", "args: []", `args: ["--no-fallback\0"]`, `s.yaml:4:12: "--no-fallback\x00" holds a NUL character`},
 		{"NUL in argv", "  demo:\n    args: []", strings.Replace(cmd, "./svc", `"./s\0vc"`, 1), `s.yaml:3:20: "./s\x00vc" holds a NUL character, which no program can be given`},
 		{"NUL in env", "  demo:\n    args: []", strings.Replace(cmd, "A: b", `A: "b\0"`, 1), `holds a NUL character`},
