@@ -241,3 +241,16 @@ func TestPartialsAreSkippedInDirectories(t *testing.T) {
 		t.Errorf("err = %v\nwant it to start with %s", err, want)
 	}
 }
+
+// TestAnIncludeThatDoesNotParseStopsValidation checks that when an
+// included file does not parse (here only once a variable is filled in),
+// its error is the only one: validating without it would report what it
+// was meant to give as missing.
+func TestAnIncludeThatDoesNotParseStopsValidation(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"s.yaml": "vars: {rate: \"[\"}\n" + including, "common.yaml": common})
+	_, err := LoadFile(filepath.Join(dir, "s.yaml"), demoCatalog)
+	var l ErrorList
+	if !errors.As(err, &l) || len(l) != 1 || l[0].File != filepath.Join(dir, "common.yaml") {
+		t.Fatalf("err = %v, want one error in common.yaml", err)
+	}
+}

@@ -32,7 +32,8 @@ type Options struct {
 	DemoArgs func(args []string) error
 	// Vars override the scenarios' vars (--var name=value).
 	Vars map[string]string
-	// RateScale multiplies every rate of every phase; 0 means 1.
+	// RateScale multiplies every rate of every phase; 0 means 1. Any
+	// other value must be a finite number above 0.
 	RateScale float64
 	// ReadFile reads the files a scenario includes; nil reads them from
 	// disk, regular files of at most MaxFile bytes only.
@@ -170,7 +171,9 @@ func (l *loader) parse() (*Scenario, ErrorList) {
 	var derrs ErrorList
 	undecoded := false
 	for _, inc := range incs {
-		inc.ast = decodeInto(&sc, inc.name, inc.text, inc.cols, failed, &derrs, &undecoded)
+		if inc.ast = decodeInto(&sc, inc.name, inc.text, inc.cols, failed, &derrs, &undecoded); inc.ast == nil {
+			undecoded = true
+		}
 	}
 	file := decodeInto(&sc, name, text, cols, failed, &derrs, &undecoded)
 	errs = append(errs, echoesOf(errs, derrs)...)
@@ -184,6 +187,8 @@ func (l *loader) parse() (*Scenario, ErrorList) {
 		// that file was meant to give.
 		return nil, errs
 	case undecoded:
+		// A file did not parse, or the decoder failed where the checker
+		// saw nothing wrong: what was decoded is not the scenario.
 		return nil, errs
 	}
 	sc.File, sc.Source, sc.Values = name, data, values
