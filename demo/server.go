@@ -255,15 +255,23 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// checkListen refuses a listen address that is not on loopback.
+func checkListen(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--listen %q: the demo only listens on loopback addresses (127.0.0.0/8, ::1)", addr)
+	}
+	return nil
+}
+
 // Serve runs the service until ctx ends. It prints "listening on ADDR" to
 // out once it accepts connections.
 func Serve(ctx context.Context, cfg Config, out io.Writer) error {
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("--listen %q: %v", cfg.Listen, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--listen %q: the demo only listens on loopback addresses (127.0.0.0/8, ::1)", cfg.Listen)
+	if err := checkListen(cfg.Listen); err != nil {
+		return err
 	}
 	s, err := New(ctx, cfg)
 	if err != nil {

@@ -536,3 +536,37 @@ func TestCoverageCountsFaultsAndVerdicts(t *testing.T) {
 		t.Errorf("invariant coverage %+v %+v %+v", i[0], i[1], i[2])
 	}
 }
+
+// TestRenderInlinesIncludes checks a fuzz scenario that includes a shared
+// file renders trials that load from another directory (they failed to find
+// the include, and chaoskit fuzz and explore exited 2), as the same
+// scenario with the schedule's phases.
+func TestRenderInlinesIncludes(t *testing.T) {
+	src, err := os.ReadFile("../scenarios/fuzz/shop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	start, end := strings.Index(text, "target:"), strings.Index(text, "writes:")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "_common.yaml"), []byte(text[start:end]), 0o644)
+	os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte(text[:start]+"include: _common.yaml\n"+text[end:]), 0o644)
+	base, err := scenarios.LoadFile(filepath.Join(dir, "shop.yaml"), catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shop(t)
+	for trial := 1; trial <= 10; trial++ {
+		s := Generate(base.Fuzz, 5, trial)
+		got, text, err := Load(base, s, "shop-trial", filepath.Join(t.TempDir(), "trial.yaml"), "", catalog)
+		if err != nil {
+			t.Fatalf("trial %d: %v\n%s", trial, err, text)
+		}
+		if back := Extract(got); !reflect.DeepEqual(back.Phases, s.Phases) {
+			t.Fatalf("trial %d: loaded back as %s", trial, back)
+		}
+		if !reflect.DeepEqual(got.Target, want.Target) || !reflect.DeepEqual(got.Load, want.Load) || strings.Contains(string(text), "include") {
+			t.Fatalf("trial %d: target %+v load %+v, want the bundled scenario's\n%s", trial, got.Target, got.Load, text)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func Render(base *scenarios.Scenario, s Schedule, name, comment string) ([]byte,
 	var out yaml.MapSlice
 	for _, it := range doc {
 		switch key(it) {
-		case "fuzz", "vars", "phases":
+		case "fuzz", "vars", "phases", "include", "include_dirs":
 			continue
 		case "name":
 			it.Value = name

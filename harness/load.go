@@ -15,10 +15,10 @@ import (
 )
 
 // LoadOptions returns the options scenarios load with: the failpoint
-// catalog of each scenario's target (see Catalog), the variables given and
-// the rate scale (1 means none).
+// catalog of each scenario's target (see Catalog), the demo's own check of
+// target.demo.args, the variables given and the rate scale (1 means none).
 func LoadOptions(vars map[string]string, rateScale float64) scenarios.Options {
-	opts := scenarios.Options{Catalog: Catalog, Vars: vars}
+	opts := scenarios.Options{Catalog: Catalog, DemoArgs: demo.CheckArgs, Vars: vars}
 	if rateScale != 1 {
 		opts.RateScale = rateScale
 	}

@@ -224,6 +224,7 @@ contracts:
       - fallback >= ${threshold}%
 `
 	own := `name: saved
+include_dirs: [../shared]
 include: ../shared/common.yaml
 phases:
   - name: warmup

@@ -72,23 +72,13 @@ func LoadCopy(dir string, opts Options) (*Scenario, error) {
 	}
 	// The loader reads an include at the path it resolves from the
 	// including file's directory; map those paths to the copies.
-	saved := map[string]string{}
+	opts.savedIncludes = map[string]string{}
 	for spec, name := range index {
 		p := spec
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, spec)
 		}
-		saved[filepath.Clean(p)] = filepath.Join(inc, filepath.Base(name))
-	}
-	read := opts.ReadFile
-	if read == nil {
-		read = os.ReadFile
-	}
-	opts.ReadFile = func(name string) ([]byte, error) {
-		if c, ok := saved[filepath.Clean(name)]; ok {
-			return os.ReadFile(c)
-		}
-		return read(name)
+		opts.savedIncludes[filepath.Clean(p)] = filepath.Join(inc, filepath.Base(name))
 	}
 	return LoadFile(path, opts)
 }

@@ -23,6 +23,10 @@ type Error struct {
 	Hint string
 	// Excerpt is the offending line of the file, when known.
 	Excerpt string
+
+	// unresolved marks a ${name} with no value: other errors on its line
+	// follow from it and are not reported.
+	unresolved bool
 }
 
 // setExcerpt keeps the line of data the error points at.
@@ -44,12 +48,13 @@ func (e *Error) Detail() string {
 	}
 	num := strconv.Itoa(e.Line)
 	pad := strings.Repeat(" ", len(num))
+	line, col := excerptWindow([]rune(e.Excerpt), e.Col)
 	caret := ""
-	if e.Col > 0 {
+	if col > 0 {
 		// Keep tabs so the caret lines up under tab-indented text.
-		prefix := []rune(e.Excerpt)
-		if e.Col-1 < len(prefix) {
-			prefix = prefix[:e.Col-1]
+		prefix := line
+		if col-1 < len(prefix) {
+			prefix = prefix[:col-1]
 		}
 		for _, r := range prefix {
 			if r == '\t' {
@@ -60,7 +65,36 @@ func (e *Error) Detail() string {
 		}
 		caret += "^"
 	}
-	return fmt.Sprintf("%s\n  %s | %s\n  %s | %s", e.Error(), num, e.Excerpt, pad, caret)
+	return fmt.Sprintf("%s\n  %s | %s\n  %s | %s", e.Error(), num, string(line), pad, caret)
+}
+
+// excerptWidth bounds the part of a line an error shows: a line of 60,000
+// brackets is shown around its column, not whole.
+const excerptWidth = 100
+
+// excerptWindow returns the part of line an error shows, at most
+// excerptWidth runes around column col (1-based, 0 for none) with … where
+// it was cut, and col within that part.
+func excerptWindow(line []rune, col int) ([]rune, int) {
+	if len(line) <= excerptWidth {
+		return line, col
+	}
+	start := max(0, min(col-1-excerptWidth/2, len(line)-excerptWidth))
+	end := start + excerptWidth
+	out := append([]rune(nil), line[start:end]...)
+	if col > 0 {
+		col -= start
+	}
+	if start > 0 {
+		out = append([]rune("…"), out...)
+		if col > 0 {
+			col++
+		}
+	}
+	if end < len(line) {
+		out = append(out, '…')
+	}
+	return out, col
 }
 
 func (e *Error) Error() string {
@@ -133,7 +167,7 @@ func errAt(n ast.Node, hint, format string, args ...any) error {
 	return &nodeError{tok: n.GetToken(), msg: fmt.Sprintf(format, args...), hint: hint}
 }
 
-var goTypeError = regexp.MustCompile(`^cannot unmarshal (\S+) into Go (?:struct field \S+ of type|value of type) (\S+)`)
+var goTypeError = regexp.MustCompile(`^cannot unmarshal (.+?) into Go (?:struct field \S+ of type|value of type) (\S+)`)
 
 // decodeError turns an error from the YAML decoder into an Error.
 func decodeError(file string, err error) *Error {
@@ -153,8 +187,12 @@ func decodeError(file string, err error) *Error {
 			e.Msg = fmt.Sprintf("unknown field %q", tk.Value)
 		}
 		if m := goTypeError.FindStringSubmatch(e.Msg); m != nil {
-			want := strings.TrimPrefix(m[2], "scenarios.")
-			e.Msg = fmt.Sprintf("wrong type: got %s %q, want %s", m[1], tokenValue(tk), friendlyType(want))
+			want := friendlyType(strings.TrimPrefix(m[2], "scenarios."))
+			if got := friendlyType(m[1]); got == "a list" || got == "a mapping" {
+				e.Msg = fmt.Sprintf("wrong type: got %s, want %s", got, want)
+			} else {
+				e.Msg = fmt.Sprintf("wrong type: got %s %q, want %s", m[1], tokenValue(tk), want)
+			}
 		}
 		return e
 	}
@@ -180,7 +218,7 @@ func friendlyType(goType string) string {
 		return "true or false"
 	case strings.HasPrefix(goType, "[]"):
 		return "a list"
-	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"):
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), goType == "ast.MapSlice", goType == "yaml.MapSlice":
 		return "a mapping"
 	}
 	return goType

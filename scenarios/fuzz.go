@@ -316,16 +316,6 @@ func fuzzAction(a inject.Action) bool {
 	return false
 }
 
-// Expanded returns the scenario's file text as the loader read it: every
-// ${name} replaced by its value and every $$ by $.
-func (sc *Scenario) Expanded() ([]byte, error) {
-	text, _, _, errs := substitute(sc.File, sc.Source, sc.Values)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return text, nil
-}
-
 // BundledFuzzNames lists the bundled fuzz scenarios by name (their file
 // names without .yaml).
 func BundledFuzzNames() []string {

@@ -338,3 +338,20 @@ func TestRateScale(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLinesAreShownAroundTheColumn checks an error on a very long line
+// shows the part of it around the column, with the caret under it.
+func TestLongLinesAreShownAroundTheColumn(t *testing.T) {
+	line := strings.Repeat("a", 500) + "X" + strings.Repeat("b", 500)
+	e := &Error{File: "s.yaml", Line: 3, Col: 501, Msg: "here", Excerpt: line}
+	got := strings.Split(e.Detail(), "\n")
+	want := "  3 | …" + strings.Repeat("a", 50) + "X" + strings.Repeat("b", 49) + "…"
+	if len(got) != 3 || got[1] != want || got[2] != "    | "+strings.Repeat(" ", 51)+"^" {
+		t.Errorf("detail:\n%s\nwant the line as\n%s", strings.Join(got, "\n"), want)
+	}
+	// Short lines are shown whole.
+	e = &Error{File: "s.yaml", Line: 3, Col: 2, Msg: "here", Excerpt: "abc"}
+	if d := e.Detail(); !strings.HasSuffix(d, "3 | abc\n    |  ^") {
+		t.Errorf("detail:\n%s", d)
+	}
+}

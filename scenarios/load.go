@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,15 +27,24 @@ type Options struct {
 	// Catalog returns the failpoints of a scenario's target, against which
 	// fault points are resolved. Nil leaves points unresolved.
 	Catalog func(t Target) (*inject.Catalog, error)
+	// DemoArgs checks a demo target's args as the demo will parse them
+	// (demo.CheckArgs); nil leaves them unchecked.
+	DemoArgs func(args []string) error
 	// Vars override the scenarios' vars (--var name=value).
 	Vars map[string]string
-	// RateScale multiplies every rate of every phase; 0 means 1.
+	// RateScale multiplies every rate of every phase; 0 means 1. Any
+	// other value must be a finite number above 0.
 	RateScale float64
-	// ReadFile reads the files a scenario includes; nil means os.ReadFile.
+	// ReadFile reads the files a scenario includes; nil reads them from
+	// disk, regular files of at most MaxFile bytes only.
 	ReadFile func(name string) ([]byte, error)
 	// SkipBodyFiles leaves every request's body_file unread (its body
 	// empty): for judging a saved run, which sends no load.
 	SkipBodyFiles bool
+
+	// savedIncludes maps include paths to the copies a run directory holds
+	// of them (see LoadCopy).
+	savedIncludes map[string]string
 }
 
 // Defaults applied to fields a scenario leaves out.
@@ -55,30 +64,61 @@ const (
 
 // LoadFile reads, decodes and validates one scenario file.
 func LoadFile(path string, opts Options) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScenarioFile(path)
 	if err != nil {
-		return nil, ErrorList{{File: path, Msg: err.Error()}}
+		return nil, ErrorList{readError(path, err)}
 	}
 	return Parse(path, data, opts)
 }
 
 // Parse decodes and validates a scenario held in data; name is used in
-// error positions and relative paths are taken from its directory.
+// error positions and relative paths are taken from its directory. Every
+// problem is reported at once, sorted by file and position.
 func Parse(name string, data []byte, opts Options) (*Scenario, error) {
-	sc, errs := parse(name, data, opts)
+	l := &loader{name: name, data: data, opts: opts}
+	sc, errs := l.parse()
 	if len(errs) > 0 {
 		errs.sort()
 		for _, e := range errs {
-			e.setExcerpt(data)
+			e.setExcerpt(l.source(e.File))
 		}
 		return nil, errs
 	}
 	return sc, nil
 }
 
-func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
+// loader loads one scenario file and the files it includes.
+type loader struct {
+	name string
+	data []byte
+	opts Options
+	incs []*included
+}
+
+// source returns the text of file, the scenario or a file it includes, for
+// error excerpts.
+func (l *loader) source(file string) []byte {
+	if file == l.name {
+		return l.data
+	}
+	for _, inc := range l.incs {
+		if inc.name == file {
+			return inc.data
+		}
+	}
+	return nil
+}
+
+func (l *loader) parse() (*Scenario, ErrorList) {
+	name, data, opts := l.name, l.data, l.opts
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ErrorList{{File: name, Msg: "scenario file is empty", Hint: "see docs/scenarios.md for an example"}}
+	}
+	if e := checkRateScale(opts.RateScale); e != nil {
+		return nil, ErrorList{e}
+	}
+	if e := checkSize(name, data); e != nil {
+		return nil, ErrorList{e}
 	}
 	// The vars (and includes) are read from a copy in which every ${name}
 	// is blanked out (see blankRefs).
@@ -86,8 +126,17 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	if err != nil {
 		return nil, ErrorList{decodeError(name, err)}
 	}
-	declared, errs := declaredVars(name, raw, data)
+	if e := checkShape(name, raw); e != nil {
+		return nil, ErrorList{e}
+	}
+	var errs ErrorList
+	if e := secondDocument(name, raw); e != nil {
+		errs = append(errs, e)
+	}
+	declared, verrs := declaredVars(name, raw, data)
+	errs = append(errs, verrs...)
 	incs, ierrs := readIncludes(name, raw, opts)
+	l.incs = incs
 	errs = append(errs, ierrs...)
 	// Values: the included files' vars in order, the file's own, --var.
 	values := map[string]string{}
@@ -115,37 +164,32 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 			declared[k] = inc.vars[k]
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
 	var sc Scenario
+	failed := map[string]bool{}
 	// Included files are decoded first into the same value: the file's own
 	// fields then override theirs (mappings merge, lists are replaced).
+	var derrs ErrorList
+	undecoded := false
 	for _, inc := range incs {
-		dec := yaml.NewDecoder(bytes.NewReader(inc.text), yaml.Strict(), yaml.DisallowUnknownField())
-		if err := decodeSafely(dec, &sc); err != nil && !errors.Is(err, io.EOF) {
-			e := decodeError(inc.name, err)
-			if strings.HasPrefix(e.Msg, "unknown field") {
-				e.Hint = fieldHint(e.Msg)
-			}
-			e.Col = inc.cols.orig(e.Line, e.Col)
-			return nil, ErrorList{e}
-		}
-		if inc.ast, err = parser.ParseBytes(inc.text, 0); err != nil {
-			return nil, ErrorList{decodeError(inc.name, err)}
+		if inc.ast = decodeInto(&sc, inc.name, inc.text, inc.cols, failed, &derrs, &undecoded); inc.ast == nil {
+			undecoded = true
 		}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(text), yaml.Strict(), yaml.DisallowUnknownField())
-	if err := decodeSafely(dec, &sc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, ErrorList{{File: name, Msg: "scenario file holds no document"}}
-		}
-		e := decodeError(name, err)
-		if strings.HasPrefix(e.Msg, "unknown field") {
-			e.Hint = fieldHint(e.Msg)
-		}
-		e.Col = cols.orig(e.Line, e.Col)
-		return nil, ErrorList{e}
+	file := decodeInto(&sc, name, text, cols, failed, &derrs, &undecoded)
+	errs = append(errs, echoesOf(errs, derrs)...)
+	switch {
+	case file == nil:
+		return nil, errs
+	case len(file.Docs) == 0 || file.Docs[0].Body == nil:
+		return nil, append(errs, &Error{File: name, Msg: "scenario file holds no document", Hint: "see docs/scenarios.md for an example"})
+	case len(ierrs) > 0:
+		// Without an included file, validation would only report what
+		// that file was meant to give.
+		return nil, errs
+	case undecoded:
+		// A file did not parse, or the decoder failed where the checker
+		// saw nothing wrong: what was decoded is not the scenario.
+		return nil, errs
 	}
 	sc.File, sc.Source, sc.Values = name, data, values
 	for _, inc := range incs {
@@ -158,34 +202,121 @@ func parse(name string, data []byte, opts Options) (*Scenario, ErrorList) {
 	for k := range used {
 		sc.names[k] = true
 	}
-	file, err := parser.ParseBytes(text, 0)
-	if err != nil {
-		e := decodeError(name, err)
-		e.Col = cols.orig(e.Line, e.Col)
-		return nil, ErrorList{e}
-	}
-	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols, includes: incs}
+	v := &validator{file: name, dir: filepath.Dir(name), ast: file, sc: &sc, opts: opts, cols: cols, includes: incs, failed: failed}
 	v.validate()
-	if len(v.errs) > 0 {
-		return nil, v.errs
+	errs = append(errs, echoesOf(errs, v.errs)...)
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return &sc, nil
 }
 
-// decodeSafely runs the YAML decoder, which panics on some malformed input
+// decodeInto checks and decodes one file's text (after substitution) into
+// sc, adding every problem to errs; it returns the parsed file, or nil when
+// the text cannot be parsed. It sets undecoded when the decoder failed
+// where the checker saw nothing wrong.
+func decodeInto(sc *Scenario, file string, text []byte, cols colMap, failed map[string]bool, errs *ErrorList, undecoded *bool) *ast.File {
+	// A variable's value may be long, or YAML of its own.
+	if e := checkSize(file, text); e != nil {
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	f, err := parser.ParseBytes(text, 0)
+	if err != nil {
+		e := decodeError(file, err)
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	if e := checkShape(file, f); e != nil {
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, e)
+		return nil
+	}
+	if len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return f
+	}
+	body := f.Docs[0].Body
+	c := &checker{file: file, cols: cols, anchors: anchorsOf(f), failed: failed}
+	c.check(body, reflect.TypeFor[Scenario](), "$", nil)
+	*errs = append(*errs, c.errs...)
+	// The values the checker refused are null now: what fails here is
+	// something it does not know (a duplicate key), after which the
+	// decoded value cannot be trusted to validate.
+	if err := decodeSafely(func() error { return yaml.NodeToValue(body, sc) }); err != nil {
+		e := decodeError(file, err)
+		e.Col = cols.orig(e.Line, e.Col)
+		*errs = append(*errs, echoesOf(c.errs, ErrorList{e})...)
+		*undecoded = true
+	}
+	return f
+}
+
+// echoesOf returns the errors of later that are not echoes of one in
+// earlier: at the same place, or on a line where a variable has no value
+// (whatever is wrong there follows from that).
+func echoesOf(earlier, later ErrorList) ErrorList {
+	type place struct {
+		file      string
+		line, col int
+	}
+	at, lines := map[place]bool{}, map[place]bool{}
+	for _, e := range earlier {
+		if e.Line > 0 {
+			at[place{e.File, e.Line, e.Col}] = true
+		}
+		if e.unresolved {
+			lines[place{e.File, e.Line, 0}] = true
+		}
+	}
+	var out ErrorList
+	for _, e := range later {
+		if e.Line > 0 && (at[place{e.File, e.Line, e.Col}] || lines[place{e.File, e.Line, 0}]) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// secondDocument reports a second YAML document in f: a scenario file
+// holds one, and the decoder would silently ignore the rest.
+func secondDocument(file string, f *ast.File) *Error {
+	for _, doc := range f.Docs[min(1, len(f.Docs)):] {
+		if doc == nil || doc.Body == nil {
+			continue // a trailing --- with nothing after it
+		}
+		tk := doc.Start
+		if tk == nil {
+			tk = doc.Body.GetToken()
+		}
+		e := &Error{File: file, Msg: "a second YAML document starts here; a scenario file holds one",
+			Hint: "put each scenario in its own file, or remove the ---"}
+		if tk != nil {
+			e.Line, e.Col = tk.Position.Line, tk.Position.Column
+		}
+		return e
+	}
+	return nil
+}
+
+// decodeSafely runs a YAML decode, which panics on some malformed input
 // (a bare tag: `phases: ! `, found by go-fuzz), and reports such a panic
 // as an error.
-func decodeSafely(dec *yaml.Decoder, v any) (err error) {
+func decodeSafely(decode func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the YAML cannot be read (the decoder failed: %v)", p)
 		}
 	}()
-	return dec.Decode(v)
+	return decode()
 }
 
 // Collect expands files and directories into the scenario files they hold
-// (*.yaml and *.yml, not recursing), sorted, without duplicates.
+// (*.yaml and *.yml, not recursing, leaving out partials: see IsPartial),
+// sorted, without duplicates. A file named on its own is kept, partial or
+// not.
 func Collect(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -204,23 +335,62 @@ func Collect(paths []string) ([]string, error) {
 			add(p)
 			continue
 		}
-		entries, err := os.ReadDir(p)
+		files, partials, err := scenarioFiles(p)
 		if err != nil {
 			return nil, ErrorList{{File: p, Msg: err.Error()}}
 		}
-		n := 0
-		for _, e := range entries {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				add(filepath.Join(p, e.Name()))
-				n++
+		if len(files) == 0 {
+			e := &Error{File: p, Msg: "directory holds no scenario files (*.yaml, *.yml)"}
+			if len(partials) > 0 {
+				e.Hint = "its files whose names start with _ are partials, read only when a scenario includes them"
 			}
+			return nil, ErrorList{e}
 		}
-		if n == 0 {
-			return nil, ErrorList{{File: p, Msg: "directory holds no scenario files (*.yaml, *.yml)"}}
+		for _, f := range files {
+			add(f)
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// IsPartial says whether a file, by its name, is a partial scenario: a
+// file meant only to be included by others (a shared target, load or
+// contracts), which directories of scenarios skip. Its name starts with _,
+// as partials do in Sass and in static site generators: _common.yaml.
+func IsPartial(path string) bool { return strings.HasPrefix(filepath.Base(path), "_") }
+
+// Partials lists the partial scenario files (see IsPartial) in the
+// directories among paths, sorted: the files Collect leaves out.
+func Partials(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			_, partials, _ := scenarioFiles(p)
+			out = append(out, partials...)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// scenarioFiles lists a directory's scenario files and partials.
+func scenarioFiles(dir string) (files, partials []string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			continue
+		}
+		if p := filepath.Join(dir, e.Name()); IsPartial(p) {
+			partials = append(partials, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	return files, partials, nil
 }
 
 // LoadAll loads every scenario under paths (see Collect) and reports every
@@ -231,25 +401,31 @@ func LoadAll(paths []string, opts Options) ([]*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadFiles(files, os.ReadFile, opts)
+	return loadFiles(files, readScenarioFile, opts)
 }
 
 func loadFiles(files []string, read func(string) ([]byte, error), opts Options) ([]*Scenario, error) {
+	if e := checkRateScale(opts.RateScale); e != nil {
+		return nil, ErrorList{e}
+	}
 	var out []*Scenario
 	var errs ErrorList
 	names := map[string]string{}
 	known := map[string]bool{}
+	var failed []string
+	read = boundedRead(read)
 	opts.ReadFile = read
 	for _, f := range files {
 		data, err := read(f)
 		if err != nil {
-			errs = append(errs, &Error{File: f, Msg: err.Error()})
+			errs = append(errs, readError(f, err))
 			continue
 		}
 		sc, err := Parse(f, data, opts)
 		var l ErrorList
 		if errors.As(err, &l) {
 			errs = append(errs, l...)
+			failed = append(failed, f)
 			continue
 		}
 		if prev, dup := names[sc.Name]; dup {
@@ -262,6 +438,8 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 		}
 		out = append(out, sc)
 	}
+	errs = append(errs, partialHints(failed, out)...)
+	errs.sort()
 	if len(errs) == 0 {
 		var all []string
 		for n := range known {
@@ -289,6 +467,28 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 	return out, nil
 }
 
+// partialHints explains the failure of a file that another scenario
+// includes: it is a partial, loaded as a scenario of its own because its
+// name does not say it is one.
+func partialHints(failed []string, loaded []*Scenario) ErrorList {
+	by := map[string][]string{}
+	for _, sc := range loaded {
+		for _, inc := range sc.Included {
+			p := filepath.Clean(inc.Path)
+			by[p] = append(by[p], filepath.Base(sc.File))
+		}
+	}
+	var out ErrorList
+	for _, f := range failed {
+		if includers := by[filepath.Clean(f)]; len(includers) > 0 && !IsPartial(f) {
+			base := filepath.Base(f)
+			out = append(out, &Error{File: f, Msg: fmt.Sprintf("%s is included by %s, and does not load as a scenario of its own", base, strings.Join(includers, ", ")),
+				Hint: fmt.Sprintf("name it _%s, and its include too: directories of scenarios skip files whose names start with _", base)})
+		}
+	}
+	return out
+}
+
 // Bundled loads the scenarios embedded in the binary.
 func Bundled(opts Options) ([]*Scenario, error) {
 	files, err := fs.Glob(bundled, "*.yaml")
@@ -309,6 +509,11 @@ type validator struct {
 	errs ErrorList
 	// includes are the files the scenario includes, for error positions.
 	includes []*included
+	// failed are the YAML paths whose values did not decode: an error at
+	// one of them (or below) would say the same thing again.
+	failed map[string]bool
+	// rateReported holds the loads whose rate was found too high.
+	rateReported map[string]bool
 
 	catalog    *inject.Catalog
 	catalogErr error
@@ -318,6 +523,9 @@ type validator struct {
 // errorf records an error at the node the YAML path names (or its nearest
 // existing parent).
 func (v *validator) errorf(path, hint, format string, args ...any) {
+	if isFailed(v.failed, path) {
+		return
+	}
 	e := &Error{File: v.file, Msg: fmt.Sprintf(format, args...), Hint: hint}
 	cols := v.cols
 	// A value the file itself does not hold came from an included file:
@@ -351,6 +559,11 @@ func nodeAt(f *ast.File, path string) (int, int, bool) {
 		return 0, 0, false
 	}
 	tk := n.GetToken()
+	// A block mapping's token is the first ':' in it; its first key is
+	// where a reader looks.
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 && m.Values[0].Key.GetToken() != nil {
+		tk = m.Values[0].Key.GetToken()
+	}
 	return tk.Position.Line, tk.Position.Column, true
 }
 
@@ -365,9 +578,11 @@ func (v *validator) position(path string) (int, int) {
 	return 1, 1
 }
 
+// parentPath returns the path of the node that holds the one at p ("$"
+// for a top-level field), or "" for the root.
 func parentPath(p string) string {
 	i := strings.LastIndexAny(p, ".[")
-	if i <= 1 {
+	if i <= 0 {
 		return ""
 	}
 	return p[:i]
@@ -383,22 +598,22 @@ func (v *validator) path(p string) string {
 
 func (v *validator) validate() {
 	sc := v.sc
-	if strings.TrimSpace(sc.Name) == "" {
-		v.errorf("$", "add name: my-scenario", "scenario has no name")
+	if msg := checkName(sc.Name); msg != "" {
+		v.errorf("$.name", nameHint(sc.Name), "%s", msg)
 	}
 	v.validateTarget()
 	v.validateLoad("$.load", &sc.Load, true)
 	v.validateFuzz()
 	phases := map[string]*Phase{}
 	if len(sc.Phases) == 0 {
-		v.errorf("$", "add a phases list with at least one phase", "scenario has no phases")
+		v.errorf("$.phases", "add a phases list with at least one phase", "scenario has no phases")
 	}
 	for i := range sc.Phases {
 		p := &sc.Phases[i]
 		at := fmt.Sprintf("$.phases[%d]", i)
 		switch {
 		case strings.TrimSpace(p.Name) == "":
-			v.errorf(at, "", "phase %d has no name", i+1)
+			v.errorf(at+".name", "", "phase %d has no name", i+1)
 		case phases[p.Name] != nil:
 			v.errorf(at+".name", "give each phase its own name", "phase name %q is used twice", p.Name)
 		default:
@@ -418,7 +633,7 @@ func (v *validator) validate() {
 				v.errorf(at+".load", "", "workers %d and max_workers %d: need workers <= max_workers", e.Workers, e.MaxWorkers)
 			}
 		}
-		if v.opts.RateScale > 0 {
+		if v.checkRate(at, p) && v.opts.RateScale > 0 {
 			p.Effective = p.Effective.Scale(v.opts.RateScale)
 		}
 		v.validateFaults(at, p)
@@ -437,6 +652,45 @@ func (v *validator) validate() {
 	}
 }
 
+// checkRate refuses a phase whose load, after --rate-scale, asks for more
+// than MaxRate at any moment, and says whether the rate is within it.
+func (v *validator) checkRate(at string, p *Phase) bool {
+	scale := 1.0
+	if v.opts.RateScale > 0 {
+		scale = v.opts.RateScale
+	}
+	peak := p.Effective.peakRate() * scale
+	if peak <= MaxRate {
+		return true
+	}
+	// The rate is reported where it is written: the phase's own load, or
+	// the scenario's (once, for all the phases that use it).
+	path, field := "$.load", "rate"
+	if p.Load != nil && (!p.Load.Rate.IsZero() || p.Load.Pacer != nil) {
+		path = at + ".load"
+	}
+	if p.Effective.Pacer != nil {
+		field = "pacer"
+	}
+	if v.rateReported[path] {
+		return false
+	}
+	if v.rateReported == nil {
+		v.rateReported = map[string]bool{}
+	}
+	v.rateReported[path] = true
+	what := fmt.Sprintf("rate %v", p.Effective.Rate)
+	if p.Effective.Pacer != nil {
+		what = "the pacer's peak rate"
+	}
+	if scale != 1 {
+		what += fmt.Sprintf(" × --rate-scale %v", scale)
+	}
+	v.errorf(path+"."+field, "lower the rate: one machine sends at most some hundreds of thousands of requests a second, so a rate above the ceiling is a slip",
+		"%s is %.0f requests a second, more than the %d/s chaoskit can attempt", what, peak, MaxRate)
+	return false
+}
+
 func (v *validator) validateTarget() {
 	t := &v.sc.Target
 	kinds := 0
@@ -453,6 +707,14 @@ func (v *validator) validateTarget() {
 	case t.Demo != nil && t.Failpoints != "":
 		v.errorf("$.target.failpoints", "remove failpoints: the demo's control endpoint is chosen by chaoskit", "the demo target takes no failpoints address")
 	}
+	if t.Demo != nil {
+		v.checkNUL("$.target.demo.args", t.Demo.Args...)
+		if v.opts.DemoArgs != nil {
+			if err := v.opts.DemoArgs(t.Demo.Args); err != nil {
+				v.errorf("$.target.demo.args", "chaoskit demo serve --help says what each flag does", "demo args %q: %v", t.Demo.Args, err)
+			}
+		}
+	}
 	ports := t.PortNames()
 	if len(ports) > 0 && t.Command == nil {
 		v.errorf("$.target", "use {port} only with target.command, which chaoskit starts with the chosen ports", "target uses a {port} placeholder but chaoskit does not start it")
@@ -465,18 +727,21 @@ func (v *validator) validateTarget() {
 		c := t.Command
 		switch {
 		case len(c.Argv) == 0 || strings.TrimSpace(c.Argv[0]) == "":
-			v.errorf("$.target.command", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
+			v.errorf("$.target.command.argv", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
 		case t.URL == "":
 			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command", "target.command needs a url: where the started service listens")
 		}
+		v.checkNUL("$.target.command.argv", c.Argv...)
+		v.checkNUL("$.target.command.dir", c.Dir)
 		c.Dir = v.path(c.Dir)
 		if c.Dir == "" {
 			c.Dir = v.dir
 		}
-		for k := range c.Env {
-			if k == "" || strings.ContainsAny(k, "= ") {
+		for k, val := range c.Env {
+			if k == "" || strings.ContainsAny(k, "= \x00") {
 				v.errorf("$.target.command.env", "", "environment variable name %q is not valid", k)
 			}
+			v.checkNUL("$.target.command.env."+k, val)
 		}
 	}
 	if t.URL != "" {
@@ -532,6 +797,22 @@ func (v *validator) validateTarget() {
 	}
 }
 
+// checkNUL refuses strings that hold a NUL character, which no program can
+// be given in an argument, its environment or a path: the run would fail
+// to start the target.
+func (v *validator) checkNUL(path string, ss ...string) {
+	for i, s := range ss {
+		if !strings.ContainsRune(s, 0) {
+			continue
+		}
+		at := path
+		if len(ss) > 1 || strings.HasSuffix(path, "argv") || strings.HasSuffix(path, "args") {
+			at = fmt.Sprintf("%s[%d]", path, i)
+		}
+		v.errorf(at, "remove the \\0", "%q holds a NUL character, which no program can be given", s)
+	}
+}
+
 // CheckLoopback fails unless raw (a URL or host:port) names a loopback
 // address: 127.0.0.0/8, ::1 or localhost.
 func CheckLoopback(raw string) error {
@@ -581,7 +862,7 @@ func (v *validator) validateLoad(at string, l *Load, full bool) {
 			v.errorf(at+".workers", "", "workers %d and max_workers %d: need workers <= max_workers", l.Workers, l.MaxWorkers)
 		}
 		if len(l.Requests) == 0 {
-			v.errorf(at, "add requests: [{method: GET, path: /}]", "load has no requests")
+			v.errorf(at+".requests", "add requests: [{method: GET, path: /}]", "load has no requests")
 		}
 	}
 	if l.Workers < 0 || l.MaxWorkers < 0 || l.Connections < 0 {
@@ -682,7 +963,7 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 			v.errorf(at+".body_file", "", "body_file %s is larger than %d bytes", name, MaxBodyFile)
 			return
 		}
-		data, err := readBounded(name, MaxBodyFile)
+		data, err := readBoundedScenario(name, MaxBodyFile)
 		if err != nil {
 			v.errorf(at+".body_file", "", "cannot read body_file: %v", err)
 			return
@@ -777,7 +1058,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
 		if f.Point == "" {
-			v.errorf(fat, "add point: name-of-failpoint", "fault has no point")
+			v.errorf(fat+".point", "add point: name-of-failpoint", "fault has no point")
 			continue
 		}
 		f.Path = f.Point
@@ -791,6 +1072,8 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		on, off := f.Window(p.Duration.D())
 		switch {
+		case p.Duration <= 0:
+			// The phase's missing duration is reported already.
 		case f.After >= p.Duration:
 			v.errorf(fat+".after", "make after shorter than the phase", "fault starts %v into phase %q, which lasts %v", f.After.D(), p.Name, p.Duration.D())
 		case off > p.Duration.D():
@@ -873,19 +1156,25 @@ func actionNames() []string {
 // didYouMean returns a hint naming the closest of choices to s, or listing
 // them all when none is close.
 func didYouMean(s string, choices []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range choices {
-		if d := inject.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= max(2, len(s)/3) {
+	if best, ok := closest(s, choices); ok {
 		return fmt.Sprintf("did you mean %q?", best)
 	}
 	if len(choices) == 0 {
 		return ""
 	}
 	return "choose one of " + strings.Join(choices, ", ")
+}
+
+// closest returns the choice nearest to s, if one is near enough to be
+// what s meant.
+func closest(s string, choices []string) (string, bool) {
+	best, bestD := "", 1<<30
+	for _, c := range choices {
+		if d := inject.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best, best != "" && bestD <= max(2, len(s)/3)
 }
 
 // DidYouMean is didYouMean for callers outside the package (flags, --only).
@@ -921,29 +1210,14 @@ var yamlFields = func() []string {
 	return out
 }()
 
-func fieldHint(msg string) string {
-	name := strings.TrimSuffix(strings.TrimPrefix(msg, `unknown field "`), `"`)
-	h := didYouMean(name, yamlFields)
-	if strings.HasPrefix(h, "did you mean") {
-		return h
+// fieldHint suggests what an unknown field name meant: the nearest of the
+// fields where it stands, else the nearest anywhere in the schema.
+func fieldHint(name string, here []string) string {
+	if s, ok := closest(name, here); ok {
+		return fmt.Sprintf("did you mean %q?", s)
+	}
+	if s, ok := closest(name, yamlFields); ok {
+		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "see docs/scenarios.md for the fields a scenario takes"
-}
-
-// readBounded reads at most limit bytes of the file at name, failing if it
-// holds more (it may have grown since it was looked at).
-func readBounded(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, limit)
-	}
-	return data, nil
 }

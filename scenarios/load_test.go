@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,180 @@ func TestCheckLoopback(t *testing.T) {
 		if err := CheckLoopback(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestEveryErrorInOnePass checks that the problems of a file come in one
+// list, sorted by position, and only once each: unknown fields, values that
+// do not decode, variables without a value, unknown failpoints and
+// expressions that do not compile, where the decoder alone stopped at the
+// first.
+func TestEveryErrorInOnePass(t *testing.T) {
+	src := strings.NewReplacer(
+		"  rate: 10/s", "  rate: 10/s\n  timout: 1s",
+		"    - path: /products/{1..3}", "    - path: /products/{1..3}\n      weight: 1${w}",
+		"    duration: 1s", "    duration: 1",
+		"point: productQuery", "point: productQuerry",
+		"status == 200 for", "statsu == 200 for",
+	).Replace(good) + "---\nname: second\n"
+	_, err := Parse("s.yaml", []byte(src), demoCatalog)
+	want := []string{
+		`s.yaml:7:3: unknown field "timout" (did you mean "timeout"?)`,
+		`s.yaml:10:16: variable ${w} has no value`,
+		`s.yaml:13:15: bad duration "1" (add a unit: 1s or 1ms)`,
+		`s.yaml:17:16: unknown failpoint "productQuerry" (did you mean "productQuery"?)`,
+		`s.yaml:23:9: unknown name statsu`,
+		`s.yaml:24:1: a second YAML document starts here; a scenario file holds one`,
+	}
+	var l ErrorList
+	if !errors.As(err, &l) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(l) != len(want) {
+		t.Fatalf("%d errors, want %d:\n%v", len(l), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(l[i].Error(), w) {
+			t.Errorf("error %d = %s\nwant %s...", i+1, l[i], w)
+		}
+	}
+}
+
+// TestMultipleDocumentsAreRefused checks a file holding a second document
+// is refused at the line that starts it, and that a lone --- at the end
+// is not a document.
+func TestMultipleDocumentsAreRefused(t *testing.T) {
+	for _, tt := range []struct{ tail, want string }{
+		{"---\nname: other\n", "s.yaml:22:1: a second YAML document starts here"},
+		{"...\n---\nname: other\n", "s.yaml:23:1: a second YAML document starts here"},
+		{"---\n", ""},
+	} {
+		_, err := Parse("s.yaml", []byte(good+tt.tail), demoCatalog)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tt.tail, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v\nwant %s", tt.tail, err, tt.want)
+		}
+	}
+}
+
+// TestNamesAreOnePathElement checks every name that would not make a new
+// directory inside the report directory is refused, with a name that would.
+func TestNamesAreOnePathElement(t *testing.T) {
+	tests := []struct {
+		name, want string
+	}{
+		{`..`, `scenario name ".." names a directory that already exists (the name becomes the run directory's name: use one path element such as "my-scenario")`},
+		{`.`, `scenario name "." names a directory that already exists`},
+		{`../etc`, `scenario name "../etc" holds a path separator (the name becomes the run directory's name: use one path element such as "etc")`},
+		{`a/b`, `scenario name "a/b" holds a path separator (the name becomes the run directory's name: use one path element such as "a-b")`},
+		{`a\\b`, `scenario name "a\\b" holds a path separator`},
+		{`a\0b`, `scenario name "a\x00b" holds a control character (the name becomes the run directory's name: use one path element such as "a-b")`},
+		{`a\tb`, `holds a control character`},
+		{`a\u0085b`, `holds a control character`},
+		{strings.Repeat("n", 101), `scenario name is 101 bytes long, more than 100`},
+		{` padded`, `scenario name " padded" starts or ends with a space (the name becomes the run directory's name: use one path element such as "padded")`},
+		{``, `scenario has no name (add name: my-scenario)`},
+		{strings.Repeat("n", 100), ``},
+		{`db timeout, cached (v2)`, ``},
+		{`a..b`, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseGood(t, "name: s", `name: "`+tt.name+`"`, Options{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "s.yaml:1:") || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRatesWithinReach checks rates no machine can attempt, and
+// --rate-scale factors that are not numbers above 0, are refused at load.
+func TestRatesWithinReach(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+		scale          float64
+		want           string
+	}{
+		{"a billion a second", "  rate: 10/s", "  rate: 1000000000/s", 0, `s.yaml:6:9: rate 1000000000/s is 1000000000 requests a second, more than the 1000000/s chaoskit can attempt`},
+		{"per nanosecond", "  rate: 10/s", "  rate: 1/1ns", 0, `rate 1/1ns is 1000000000 requests a second`},
+		{"the ceiling itself", "  rate: 10/s", "  rate: 1000000/s", 0, ``},
+		{"after --rate-scale", "  rate: 10/s", "  rate: 1000/s", 2000, `s.yaml:6:9: rate 1000/s × --rate-scale 2000 is 2000000 requests a second`},
+		{"a phase's own rate", "    duration: 1s\n", "    duration: 1s\n    load: {rate: 2000000/s}\n", 0, `s.yaml:12:18: rate 2000000/s is 2000000 requests a second`},
+		{"a pacer's peak", "  rate: 10/s", "  pacer: {linear: {from: 1/s, to: 5000000/s}}", 0, `s.yaml:6:10: the pacer's peak rate is 5000000 requests a second`},
+		{"a sine's peak", "  rate: 10/s", "  pacer: {sine: {mean: 900000/s, amplitude: 200000/s, period: 1s}}", 0, `the pacer's peak rate is 1100000 requests a second`},
+		{"NaN", "name: s", "name: s", math.NaN(), `--rate-scale: factor NaN is not a number above 0 (give a factor such as 0.5 or 2)`},
+		{"Inf", "name: s", "name: s", math.Inf(1), `--rate-scale: factor +Inf is not a number above 0`},
+		{"negative", "name: s", "name: s", -1, `--rate-scale: factor -1 is not a number above 0`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(good, tt.from, tt.to, 1)
+			_, err := Parse("s.yaml", []byte(src), Options{Catalog: demoCatalog.Catalog, RateScale: tt.scale})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !IsInvalid(err) {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	// LoadAll checks the factor once, before any file.
+	if _, err := LoadAll([]string{"db-timeout-serves-cache.yaml"}, Options{RateScale: math.NaN()}); err == nil || !strings.HasPrefix(err.Error(), "--rate-scale: ") {
+		t.Errorf("LoadAll with NaN: %v", err)
+	}
+}
+
+// TestWhatRunWouldRefuse checks the loader refuses what would only fail
+// when the run starts the target: a demo flag the demo does not know, and a
+// NUL in an argument, an environment value or a directory.
+func TestWhatRunWouldRefuse(t *testing.T) {
+	demoArgs := func(args []string) error {
+		for _, a := range args {
+			if a != "--no-fallback" {
+				return errors.New("unknown flag: " + a)
+			}
+		}
+		return nil
+	}
+	cmd := "  command: {argv: [./svc, --listen, \"127.0.0.1:{port}\"], env: {A: b}, dir: .}\n  url: http://127.0.0.1:{port}\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]"
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"known demo flag", "args: []", "args: [--no-fallback]", ""},
+		{"unknown demo flag", "args: []", "args: [--no-such-flag]", `s.yaml:4:11: demo args ["--no-such-flag"]: unknown flag: --no-such-flag (chaoskit demo serve --help says what each flag does)`},
+		{"NUL in a demo arg", "args: []", `args: ["--no-fallback\0"]`, `s.yaml:4:12: "--no-fallback\x00" holds a NUL character`},
+		{"NUL in argv", "  demo:\n    args: []", strings.Replace(cmd, "./svc", `"./s\0vc"`, 1), `s.yaml:3:20: "./s\x00vc" holds a NUL character, which no program can be given`},
+		{"NUL in env", "  demo:\n    args: []", strings.Replace(cmd, "A: b", `A: "b\0"`, 1), `holds a NUL character`},
+		{"NUL in a name of env", "  demo:\n    args: []", strings.Replace(cmd, "A: b", `"A\0": b`, 1), `environment variable name "A\x00" is not valid`},
+		{"NUL in dir", "  demo:\n    args: []", strings.Replace(cmd, "dir: .", `dir: "a\0"`, 1), `holds a NUL character`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseGood(t, tt.from, tt.to, Options{DemoArgs: demoArgs})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
 	}
 }

@@ -17,7 +17,11 @@ type Scenario struct {
 	Name string `yaml:"name"`
 	// Include names partial scenarios whose fields this file's own
 	// override: shared targets, loads, contracts.
-	Include     Includes `yaml:"include"`
+	Include Includes `yaml:"include"`
+	// IncludeDirs names directories, relative to this file, that Include
+	// may also read from; by default it reads only from this file's own
+	// directory tree.
+	IncludeDirs []string `yaml:"include_dirs"`
 	Description string   `yaml:"description"`
 	// Vars are the values ${name} stands for anywhere in the file; --var
 	// name=value overrides them.

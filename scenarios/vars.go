@@ -44,13 +44,17 @@ func substitute(file string, data []byte, values map[string]string) ([]byte, col
 	used := map[string]bool{}
 	var errs ErrorList
 	lines := bytes.Split(data, []byte("\n"))
+	// size is the length of the text with the substitutions so far; values
+	// used many times could make it far longer than the file.
+	size := len(data)
 	for i, line := range lines {
 		if !bytes.Contains(line, []byte("$")) {
 			continue
 		}
-		var out []byte
-		last, grow := 0, 0
-		for _, loc := range varRef.FindAllSubmatchIndex(line, -1) {
+		locs := varRef.FindAllSubmatchIndex(line, -1)
+		reps := make([]string, len(locs))
+		grow := 0
+		for j, loc := range locs {
 			rep := "$"
 			if loc[2] >= 0 {
 				name := string(line[loc[2]:loc[3]])
@@ -58,13 +62,31 @@ func substitute(file string, data []byte, values map[string]string) ([]byte, col
 				v, ok := values[name]
 				if !ok {
 					errs = append(errs, &Error{File: file, Line: i + 1, Col: loc[0] + 1,
-						Msg: fmt.Sprintf("variable ${%s} has no value", name), Hint: varHint(name, values)})
+						Msg: fmt.Sprintf("variable ${%s} has no value", name), Hint: varHint(name, values), unresolved: true})
+					// Blanked out as when the vars were read, so that
+					// the rest of the file can still be checked.
+					v = strings.Repeat("x", loc[1]-loc[0])
 				}
 				rep = v
 			}
-			out = append(out, line[last:loc[0]]...)
-			m[i+1] = append(m[i+1], shift{origCol: loc[0] + 1, origLen: loc[1] - loc[0], newCol: loc[0] + 1 + grow, newLen: len(rep)})
+			reps[j] = rep
 			grow += len(rep) - (loc[1] - loc[0])
+		}
+		// The line is built only once its length is known to keep the
+		// text within the bound.
+		if size += grow; size > MaxFile {
+			errs = append(errs, &Error{File: file, Line: i + 1, Col: 1,
+				Msg:  fmt.Sprintf("with its variables filled in, the file is larger than the %s a scenario file may hold", mib(MaxFile)),
+				Hint: "use long values fewer times, or move large request bodies to body_file"})
+			return data, colMap{}, used, errs
+		}
+		out := make([]byte, 0, len(line)+grow)
+		last, shifted := 0, 0
+		for j, loc := range locs {
+			rep := reps[j]
+			out = append(out, line[last:loc[0]]...)
+			m[i+1] = append(m[i+1], shift{origCol: loc[0] + 1, origLen: loc[1] - loc[0], newCol: loc[0] + 1 + shifted, newLen: len(rep)})
+			shifted += len(rep) - (loc[1] - loc[0])
 			out = append(out, rep...)
 			last = loc[1]
 		}

@@ -39,8 +39,10 @@ func (l *loadFlags) register(cmd *cobra.Command) {
 }
 
 func (l *loadFlags) options() (scenarios.Options, error) {
-	if !(l.rateScale > 0) {
-		return scenarios.Options{}, usageError("--rate-scale %v: give a factor above 0, such as 0.5 or 2", l.rateScale)
+	// 0 would mean "not given" to the loader, so the flag refuses it here;
+	// NaN and infinities the loader refuses for every caller.
+	if l.rateScale == 0 {
+		return scenarios.Options{}, usageError("--rate-scale 0: give a factor above 0, such as 0.5 or 2")
 	}
 	vars, err := parseVars(l.vars)
 	if err != nil {

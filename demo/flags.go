@@ -1,0 +1,84 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Flags are the command-line flags of `chaoskit demo serve`: the service's
+// Config and how much it logs. They are defined here, not in the command,
+// so that a scenario's target.demo.args can be checked when it loads
+// (CheckArgs) against the very flags the demo will parse.
+type Flags struct {
+	Config Config
+	// Verbose logs every degradation, not only failures.
+	Verbose bool
+}
+
+// Register defines the flags on fs, writing into f.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	cfg := &f.Config
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
+	fs.StringVar(&cfg.DB, "db", "", "SQLite database file to use (default: a temporary one)")
+	fs.StringVar(&cfg.Postgres, "postgres", "", "PostgreSQL DSN on loopback to use instead of SQLite, e.g. postgres://postgres@127.0.0.1:5432/shop?sslmode=disable")
+	fs.StringVar(&cfg.Redis, "redis", "", "Redis address on loopback that keeps the search rate limit (in-memory fallback while it is away), e.g. 127.0.0.1:6379")
+	fs.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
+	fs.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
+	fs.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: serve no fallback (no cache copy, no default recommendations)")
+	fs.BoolVar(&cfg.StaleUnbounded, "stale-unbounded", false, "broken variant: serve cache copies of any age, past --max-staleness")
+	fs.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
+	fs.BoolVar(&cfg.NoBulkhead, "no-bulkhead", false, "broken variant: let every recommendations call wait on the dependency")
+	fs.BoolVar(&cfg.SharedBulkhead, "shared-bulkhead", false, "broken variant: product reads wait in the recommendations bulkhead too")
+	fs.BoolVar(&cfg.LeakPermits, "leak-permits", false, "broken variant: a failed recommendations call keeps its bulkhead slot")
+	fs.BoolVar(&cfg.ConsecutiveBreaker, "consecutive-breaker", false, "broken variant: the database breaker trips on 3 failures in a row, not on the error rate")
+	fs.BoolVar(&cfg.NoShedder, "no-shedder", false, "broken variant: never shed search load")
+	fs.BoolVar(&cfg.UnboundedRetries, "unbounded-retries", false, "broken variant: retry recommendations without a retry budget")
+	fs.DurationVar(&cfg.SearchCost, "search-cost", 0, "CPU each search burns (default 2ms)")
+	fs.Float64Var(&cfg.SearchRate, "search-rate", 0, "searches a second the rate limiter admits, bursts of a tenth of it (default 2000)")
+	fs.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
+	fs.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
+	fs.BoolVar(&cfg.IdempotencyBroken, "idempotency-broken", false, "broken variant: answer a replayed order with a new id instead of the first order")
+	fs.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find ("+strings.Join(slices.Sorted(maps.Keys(Bugs)), ", ")+")")
+	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "log every degradation, not only failures")
+}
+
+// CheckArgs says whether args are arguments `chaoskit demo serve` accepts
+// after the --listen chaoskit gives it: known flags with values of their
+// type, no positional arguments, a known --bug, and a --listen (which
+// overrides chaoskit's) on a loopback address. The error names the
+// argument and what would be right.
+func CheckArgs(args []string) error {
+	var f Flags
+	fs := pflag.NewFlagSet("chaoskit demo serve", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.Register(fs)
+	switch err := fs.Parse(args); {
+	case errors.Is(err, pflag.ErrHelp):
+		return errors.New("--help makes the demo print its help and exit instead of serving")
+	case err != nil:
+		return fmt.Errorf("%v; the demo's flags are %s", err, flagNames(fs))
+	case fs.NArg() > 0:
+		return fmt.Errorf("the demo takes flags only, not %q", fs.Arg(0))
+	}
+	if fs.Changed("listen") {
+		if err := checkListen(f.Config.Listen); err != nil {
+			return err
+		}
+	}
+	if b := f.Config.Bug; b != "" && Bugs[b] == "" {
+		return fmt.Errorf("unknown --bug %q (known: %s)", b, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))
+	}
+	return nil
+}
+
+func flagNames(fs *pflag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, "--"+f.Name) })
+	return strings.Join(names, ", ")
+}
