@@ -69,8 +69,8 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 		}
 		opts.Self = self
 	}
-	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	if err := claimReportDir(opts.ReportDir, opts.Tool, reportFilesOf(opts.Formats)); err != nil {
+		return nil, err
 	}
 	started := time.Now()
 	var reps []reports.ScenarioReport

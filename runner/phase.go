@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -35,6 +36,8 @@ type phaseRun struct {
 	acks    []string
 	errOnce sync.Once
 	err     error
+	// delivery counts the requests by when they were sent.
+	delivery *delivery
 }
 
 func (ph *phaseRun) fail(err error) {
@@ -50,7 +53,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	if err != nil {
 		return err
 	}
-	client := newClient(load)
+	client := newClient(ctx, load)
 	defer client.CloseIdleConnections()
 	targeter := func(t *vegeta.Target) error {
 		q := gen.Next()
@@ -67,7 +70,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	ph := &phaseRun{r: r, p: p}
 	if len(p.Faults) > 0 {
-		ph.readHits(ctx, nil)
+		ph.readHits(nil)
 	}
 	steps := schedule(p)
 	if err := r.faults.expect(p.Faults); err != nil {
@@ -87,6 +90,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
 	pacer := pacerFor(load, p.Duration.D())
+	ph.delivery = newDelivery(time.Now(), p.Duration.D())
 	results := atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -143,19 +147,24 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	for res := range results {
+		ph.delivery.add(res.Timestamp)
 		ph.stats.add(r.recordResult(p.Name, res))
 	}
 	stopOnCancel()
 	close(done)
 	wg.Wait()
-	_ = r.resBuf.Flush()
+	if err := r.resBuf.Flush(); err != nil {
+		r.writeFailed(ResultsFile, err)
+	}
 	end := time.Now()
-	// What the phase planned against what it sent: a load generator that
-	// fell behind (a starved machine, too few workers) did not run the test
-	// the scenario describes, and contracts must be able to tell.
+	// What the phase planned against what it sent, in total and at the
+	// moment it was furthest behind: a load generator that fell behind (a
+	// starved machine, too few workers, a paused process) did not run the
+	// test the scenario describes, and contracts must be able to tell.
+	behindAt, plannedBy, sentBy := ph.delivery.behind(pacer)
 	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: map[string]any{
 		timeline.PlannedRequests: plannedHits(pacer, p.Duration.D()), timeline.SentRequests: ph.stats.snapshot().n,
-		timeline.MaxWorkers: load.MaxWorkers}})
+		timeline.MaxWorkers: load.MaxWorkers, timeline.BehindAt: int64(behindAt), timeline.PlannedBy: plannedBy, timeline.SentBy: sentBy}})
 
 	// Whatever this phase switched on and is still on goes off now.
 	var still []scenarios.Fault
@@ -178,8 +187,8 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
 			}
 		} else {
-			offErr = r.faults.disable(ctx, p.Name, end, paths(still), "")
-			ph.readHits(ctx, still)
+			offErr = r.faults.disable(p.Name, end, paths(still), "")
+			ph.readHits(still)
 		}
 	}
 	if offErr == nil {
@@ -208,23 +217,23 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 	planned := ph.boundary.Add(st.at)
 	r := ph.r
 	if st.on {
-		ack, err := r.faults.enable(ctx, ph.p.Name, planned, st.faults)
+		ack, err := r.faults.enable(ph.p.Name, planned, st.faults)
 		if err != nil {
 			return err
 		}
 		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", ack.Round(10*time.Microsecond)))
 		return nil
 	}
-	err := r.faults.disable(ctx, ph.p.Name, planned, paths(st.faults), "")
-	ph.readHits(ctx, st.faults)
+	err := r.faults.disable(ph.p.Name, planned, paths(st.faults), "")
+	ph.readHits(st.faults)
 	return err
 }
 
 // readHits reads the target's hit counts and, for each fault given, records
 // the hits made since the last reading as a FaultHits event.
-func (ph *phaseRun) readHits(ctx context.Context, faults []scenarios.Fault) {
+func (ph *phaseRun) readHits(faults []scenarios.Fault) {
 	r := ph.r
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	hctx, cancel := context.WithTimeout(r.controlCtx(), 2*time.Second)
 	defer cancel()
 	rep, ok, err := r.tgt.hits(hctx)
 	if !ok || err != nil {
@@ -312,7 +321,9 @@ func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
 		tags = strings.Split(t, ",")
 		res.Headers.Del(tagHeader)
 	}
-	_ = r.resEnc.Encode(res)
+	if err := r.resEnc.Encode(res); err != nil {
+		r.writeFailed(ResultsFile, err)
+	}
 	q := timeline.Request{
 		Seq: r.seq.Add(1), Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
 		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
@@ -340,7 +351,9 @@ func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
 	r.tlMu.Lock()
 	r.tl.Requests = append(r.tl.Requests, q)
 	r.tlMu.Unlock()
-	_ = r.tw.Request(&q)
+	if err := r.tw.Request(&q); err != nil {
+		r.writeFailed(timeline.FileName, err)
+	}
 	return class
 }
 
@@ -368,7 +381,9 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-func newClient(l scenarios.Load) *http.Client {
+// newClient returns the client of a phase's load: loopback only, no
+// redirects followed, its requests cut short when stop ends (nil: never).
+func newClient(stop context.Context, l scenarios.Load) *http.Client {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
 	tr := &http.Transport{
 		DialContext:         dialer.DialContext,
@@ -386,24 +401,54 @@ func newClient(l scenarios.Load) *http.Client {
 	tr.Protocols = &protos
 	return &http.Client{
 		Timeout:       l.Timeout.D(),
-		Transport:     tagTransport{tr},
+		Transport:     &tagTransport{Transport: tr, stop: stop},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
 // tagTransport strips the tag header from a request and hands it back on
-// the response, where the result recorder finds it.
-type tagTransport struct{ *http.Transport }
+// the response, where the result recorder finds it. When stop is set, a
+// request still in flight when it ends is cut short: vegeta cannot cancel
+// the requests it sent, and a stopping run must not wait for a service
+// that hangs.
+type tagTransport struct {
+	*http.Transport
+	stop context.Context
+}
 
-func (t tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tags := req.Header.Get(tagHeader)
+	done := func() {}
+	if t.stop != nil {
+		ctx, cancel := context.WithCancel(req.Context())
+		unhook := context.AfterFunc(t.stop, cancel)
+		done = func() { unhook(); cancel() }
+		req = req.WithContext(ctx)
+	}
 	if tags != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del(tagHeader)
 	}
 	resp, err := t.Transport.RoundTrip(req)
-	if err == nil && tags != "" {
+	if err != nil {
+		done()
+		return resp, err
+	}
+	if tags != "" {
 		resp.Header.Set(tagHeader, tags)
 	}
-	return resp, err
+	resp.Body = &doneBody{ReadCloser: resp.Body, done: done}
+	return resp, nil
+}
+
+// doneBody calls done when the body is closed.
+type doneBody struct {
+	io.ReadCloser
+	done func()
+}
+
+func (b *doneBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.done()
+	return err
 }
