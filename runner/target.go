@@ -189,7 +189,10 @@ func (r *run) spawn(argv, env []string, dir string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv}))
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv, "supervisor": proc.supervisor}))
+	if !proc.subreaper {
+		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: if chaoskit is killed, processes the target started that left its process group may outlive it")
+	}
 	return proc, nil
 }
 

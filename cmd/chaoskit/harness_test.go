@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -561,13 +562,81 @@ func TestSIGINTInEveryPhase(t *testing.T) {
 
 func TestKill9LeavesNoOrphan(t *testing.T) {
 	bin := chaoskitBin(t)
+	fix := fixtureBin(t)
 	t.Parallel()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	cmd, _ := startChaoskit(t, bin, fixtureScenarioFile(t, dir), out, "fixture-falls-back", phaseStarted("store-down"))
-	cmd.Process.Kill()
-	cmd.Wait()
-	assertNoOrphans(t, readTimeline(t, filepath.Join(out, "fixture-falls-back")))
+	plain := fmt.Sprintf(fixtureScenario, fix, filepath.Join(repoRoot(t), "testdata", "fixture"))
+	for _, tt := range []struct {
+		name     string
+		scenario string
+		// processes is how many processes at least chaoskit has below it
+		// at the kill: the target, and sh's child.
+		processes int
+	}{
+		{"the target", plain, 1},
+		// sh is the target; the service is its child, chaoskit's
+		// grandchild, with a fault on when chaoskit dies.
+		{"a target's child", strings.Replace(plain, `argv: [`+fix+`, --listen, "127.0.0.1:{port}", "--no-fallback=${broken}"]`,
+			`argv: [sh, -c, "`+fix+` --listen 127.0.0.1:{port} --no-fallback=${broken}; echo done"]`, 1), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.scenario == plain && tt.processes == 2 {
+				t.Fatal("the sh -c edit was not applied")
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			cmd, buf := startChaoskit(t, bin, writeFile(t, dir, "s.yaml", tt.scenario), out, "fixture-falls-back", func(e timeline.Event) bool { return e.Kind == timeline.FaultOn })
+			below := descendantsOf(cmd.Process.Pid)
+			cmd.Process.Kill()
+			cmd.Wait()
+			if len(below) < tt.processes {
+				t.Fatalf("chaoskit had %d processes below it (%v), want %d\n%s", len(below), below, tt.processes, buf)
+			}
+			for _, pid := range below {
+				deadline := time.Now().Add(3 * time.Second)
+				for alive(pid) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if alive(pid) {
+					cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("process %d (%s) outlived chaoskit's kill -9", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+				}
+			}
+			assertNoOrphans(t, readTimeline(t, filepath.Join(out, "fixture-falls-back")))
+		})
+	}
+}
+
+// descendantsOf lists the processes below pid, from /proc.
+func descendantsOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 {
+			if ppid, err := strconv.Atoi(fields[1]); err == nil {
+				children[ppid] = append(children[ppid], p)
+			}
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 func TestKill9ThenRollback(t *testing.T) {
