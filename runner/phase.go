@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -364,29 +362,12 @@ func truncateHeader(v string) string {
 	return v
 }
 
-// errNotLoopback is what the load's dialer answers for any address that is
-// not loopback: chaoskit sends load to the machine it runs on only.
-var errNotLoopback = errors.New("chaoskit sends load to loopback addresses only")
-
-// loopbackOnly refuses connections to non-loopback addresses, whatever a
-// name resolved to.
-func loopbackOnly(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w: %s", errNotLoopback, host)
-	}
-	return nil
-}
-
 // newClient returns the client of a phase's load: loopback only, no
 // redirects followed, its requests cut short when stop ends (nil: never).
 func newClient(stop context.Context, l scenarios.Load) *http.Client {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
 	tr := &http.Transport{
-		DialContext:         dialer.DialContext,
+		DialContext:         dialLoopback(dialer),
 		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
 		MaxConnsPerHost:     l.Connections,
 		IdleConnTimeout:     30 * time.Second,

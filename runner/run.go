@@ -208,6 +208,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 			err = rbErr
 		}
 		r.stopTarget(ctx)
+		if r.tgt != nil {
+			r.tgt.client.CloseIdleConnections()
+		}
 		err = r.finish(err, rf)
 		if a := r.summary.FaultAcks; a.Count > 0 {
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
