@@ -196,7 +196,10 @@ func (fs *faults) disable(phase string, planned time.Time, paths []string, messa
 			})
 			ack := time.Now()
 			if err != nil {
-				errs[i] = fmt.Errorf("%s: %w", path, err)
+				errs[i] = err
+				if len(paths) > 1 {
+					errs[i] = fmt.Errorf("%s: %w", path, err)
+				}
 				return
 			}
 			fs.mu.Lock()
