@@ -99,7 +99,12 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
 	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color); err != nil {
-		return rep, err
+		if runErr == nil {
+			return rep, err
+		}
+		// The run's own failure is the cause (a full disk fails the run
+		// first); the reports that could not be written follow from it.
+		fmt.Fprintf(out, "  %v\n", err)
 	}
 	if runErr != nil {
 		return rep, runErr
