@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,7 +31,7 @@ func claimReportDir(dir, tool string, files []string) error {
 	_, err := outdir.Claim(dir, outdir.Marker{Kind: outdir.Report, Tool: tool}, func(k outdir.Kind) bool { return k != outdir.Guest }, legacyReportDir)
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
-		err = outdir.Visit(dir, files)
+		err = outdir.Visit(dir, files, isChaoskitReport)
 	}
 	if errors.As(err, &fe) {
 		return &runner.InfraError{Msg: "will not write reports into " + dir, Err: err,
@@ -39,6 +41,27 @@ func claimReportDir(dir, tool string, files []string) error {
 		return &runner.InfraError{Msg: "cannot create the report directory", Err: err}
 	}
 	return nil
+}
+
+// isChaoskitReport says whether path is a report.json chaoskit wrote: a
+// JSON object with its schema version, verdict and scenarios. (The other
+// report files of an older chaoskit, in a directory it shared, are not
+// recognised and so never replaced.)
+func isChaoskitReport(path string) bool {
+	if filepath.Base(path) != reports.FileJSON {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var r struct {
+		SchemaVersion int               `json:"schema_version"`
+		Verdict       string            `json:"verdict"`
+		Scenarios     []json.RawMessage `json:"scenarios"`
+	}
+	return json.NewDecoder(io.LimitReader(f, 64<<20)).Decode(&r) == nil && r.SchemaVersion > 0 && r.Verdict != "" && r.Scenarios != nil
 }
 
 // reportFilesOf names the files formats write in a report directory.

@@ -75,6 +75,19 @@ func TestReportsNeverReplaceSomeoneElsesFile(t *testing.T) {
 	if err := rejudge(&out, filepath.Join(root, "runs"), "json,markdown", review, ""); exitcode.Of(err) != exitcode.Infra {
 		t.Errorf("replaced someone's report.md: %v", err)
 	}
+
+	// The report directory an older chaoskit shared with other tools
+	// (make test's out/test-artifacts): its report.json, recognised as a
+	// chaoskit report, may be replaced.
+	shared := filepath.Join(root, "shared")
+	put(t, shared, map[string]string{"test-artifacts/x.json": "{}"})
+	if err := rejudge(&out, filepath.Join(root, "runs"), "json", shared, ""); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(shared, outdir.MarkerFile)) // as an older chaoskit left it
+	if err := rejudge(&out, filepath.Join(root, "runs"), "json", shared, ""); err != nil {
+		t.Errorf("over an older chaoskit's report.json: %v", err)
+	}
 }
 
 func TestPruneRemovesOnlyTrials(t *testing.T) {

@@ -310,11 +310,12 @@ func Owned(dir string) bool {
 
 // Visit records that chaoskit writes files into dir, a directory it did
 // not make (a --report-dir given that holds other files): it may create
-// them, or replace those an earlier visit wrote, and nothing else. A file
-// of those names that chaoskit did not write is a *ForeignError, and dir is
-// left as it was. The names are noted in a Guest marker before any is
-// written, so a later visit knows them as chaoskit's.
-func Visit(dir string, files []string) error {
+// them, or replace those an earlier visit wrote or that written says
+// chaoskit wrote (an older chaoskit's, recognised by content; nil: none),
+// and nothing else. A file of those names that chaoskit did not write is a
+// *ForeignError, and dir is left as it was. The names are noted in a Guest
+// marker before any is written, so a later visit knows them as chaoskit's.
+func Visit(dir string, files []string, written func(path string) bool) error {
 	m, ok, err := ReadMarker(dir)
 	if err != nil {
 		return err
@@ -333,7 +334,7 @@ func Visit(dir string, files []string) error {
 		if slices.Contains(m.Files, f) {
 			continue
 		}
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && (written == nil || !written(filepath.Join(dir, f))) {
 			return &ForeignError{Dir: dir, Entry: f, Kind: Report}
 		}
 		m.Files, added = append(m.Files, f), true
