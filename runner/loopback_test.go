@@ -98,3 +98,40 @@ func TestRollbackOfARecordNamingAnotherMachine(t *testing.T) {
 		t.Errorf("refusing took %v", took)
 	}
 }
+
+func TestLoadRequestsInFlightEndWhenTheRunStops(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a service that hangs
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	stop, cancel := context.WithCancel(context.Background())
+	c, done := newClient(stop, scenarios.Load{Timeout: scenarios.Duration(time.Minute)})
+	defer done()
+	errs := make(chan error, 1)
+	go func() {
+		resp, err := c.Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errs <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-errs:
+		if err == nil || time.Since(start) > time.Second {
+			t.Errorf("request after the stop: %v after %v", err, time.Since(start))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a request in flight outlived the run's stop")
+	}
+	if _, err := c.Get(srv.URL); err == nil || !strings.Contains(err.Error(), "the run stopped") {
+		t.Errorf("a request after the stop: %v", err)
+	}
+}

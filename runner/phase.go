@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -51,8 +51,8 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	if err != nil {
 		return err
 	}
-	client := newClient(ctx, load)
-	defer client.CloseIdleConnections()
+	client, closeClient := newClient(ctx, load)
+	defer closeClient()
 	targeter := func(t *vegeta.Target) error {
 		q := gen.Next()
 		h := make(http.Header, len(q.Headers)+1)
@@ -363,11 +363,15 @@ func truncateHeader(v string) string {
 }
 
 // newClient returns the client of a phase's load: loopback only, no
-// redirects followed, its requests cut short when stop ends (nil: never).
-func newClient(stop context.Context, l scenarios.Load) *http.Client {
+// redirects followed. When stop ends (nil: never), the requests still in
+// flight are cut short: vegeta cannot cancel the requests it sent, and a
+// stopping run must not wait for a service that hangs. done releases the
+// client.
+func newClient(stop context.Context, l scenarios.Load) (client *http.Client, done func()) {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
+	open := &openConns{open: map[*trackedConn]struct{}{}}
 	tr := &http.Transport{
-		DialContext:         dialLoopback(dialer),
+		DialContext:         open.dial(dialLoopback(dialer)),
 		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
 		MaxConnsPerHost:     l.Connections,
 		IdleConnTimeout:     30 * time.Second,
@@ -380,56 +384,93 @@ func newClient(stop context.Context, l scenarios.Load) *http.Client {
 		protos.SetHTTP1(true)
 	}
 	tr.Protocols = &protos
-	return &http.Client{
+	client = &http.Client{
 		Timeout:       l.Timeout.D(),
-		Transport:     &tagTransport{Transport: tr, stop: stop},
+		Transport:     tagTransport{tr},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	unhook := func() bool { return false }
+	if stop != nil {
+		unhook = context.AfterFunc(stop, open.closeAll)
+	}
+	return client, func() {
+		unhook()
+		client.CloseIdleConnections()
+	}
+}
+
+// openConns tracks the connections of a load client, so that a stopping
+// run cuts the requests in flight short by closing them: a cost per
+// connection, not per request.
+type openConns struct {
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	closed bool
+}
+
+var errStopped = errors.New("the run stopped")
+
+func (o *openConns) dial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.closed {
+			c.Close()
+			return nil, errStopped
+		}
+		tc := &trackedConn{Conn: c, open: o}
+		o.open[tc] = struct{}{}
+		return tc, nil
+	}
+}
+
+// closeAll closes every connection, and those dialled from now on.
+func (o *openConns) closeAll() {
+	o.mu.Lock()
+	o.closed = true
+	conns := make([]*trackedConn, 0, len(o.open))
+	for c := range o.open {
+		conns = append(conns, c)
+	}
+	o.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// trackedConn leaves its openConns when closed.
+type trackedConn struct {
+	net.Conn
+	open *openConns
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.open.mu.Lock()
+		delete(c.open.open, c)
+		c.open.mu.Unlock()
+	})
+	return c.Conn.Close()
 }
 
 // tagTransport strips the tag header from a request and hands it back on
-// the response, where the result recorder finds it. When stop is set, a
-// request still in flight when it ends is cut short: vegeta cannot cancel
-// the requests it sent, and a stopping run must not wait for a service
-// that hangs.
-type tagTransport struct {
-	*http.Transport
-	stop context.Context
-}
+// the response, where the result recorder finds it.
+type tagTransport struct{ *http.Transport }
 
-func (t *tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tags := req.Header.Get(tagHeader)
-	done := func() {}
-	if t.stop != nil {
-		ctx, cancel := context.WithCancel(req.Context())
-		unhook := context.AfterFunc(t.stop, cancel)
-		done = func() { unhook(); cancel() }
-		req = req.WithContext(ctx)
-	}
 	if tags != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del(tagHeader)
 	}
 	resp, err := t.Transport.RoundTrip(req)
-	if err != nil {
-		done()
-		return resp, err
-	}
-	if tags != "" {
+	if err == nil && tags != "" {
 		resp.Header.Set(tagHeader, tags)
 	}
-	resp.Body = &doneBody{ReadCloser: resp.Body, done: done}
-	return resp, nil
-}
-
-// doneBody calls done when the body is closed.
-type doneBody struct {
-	io.ReadCloser
-	done func()
-}
-
-func (b *doneBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.done()
-	return err
+	return resp, err
 }

@@ -372,7 +372,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 		http2 *bool
 		want  string
 	}{{&on, "HTTP/2.0"}, {&off, "HTTP/1.1"}, {nil, "HTTP/1.1"}} {
-		c := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2})
+		c, _ := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2})
 		resp, err := c.Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -387,7 +387,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 
 func TestLoadGoesToLoopbackOnly(t *testing.T) {
 	// The load's client refuses a URL naming another address.
-	c := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second)})
+	c, _ := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second)})
 	_, err := c.Get("http://192.0.2.1:9/")
 	if err == nil || !strings.Contains(err.Error(), errNotLoopback.Error()) {
 		t.Errorf("dial to 192.0.2.1: %v", err)
