@@ -53,9 +53,13 @@ const (
 // kill -9, the supervisor kills the target and every process below it, so
 // a killed run leaves no orphan behind.
 func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*process, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("cannot find chaoskit's executable to supervise the target: %w", err)
+	// /proc/self/exe is the image this process runs, even when the file it
+	// was started from has been rebuilt or removed since.
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find chaoskit's executable to supervise the target: %w", err)
+		}
 	}
 	outFile, err := os.Create(stdoutPath)
 	if err != nil {

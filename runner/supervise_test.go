@@ -66,7 +66,7 @@ func TestSupervisorKillsEveryDescendant(t *testing.T) {
 	// (setsid), as a daemon does: the target exits, the grandchild must
 	// go with it.
 	t.Run("the target exits", func(t *testing.T) {
-		p, pid := grandchild(t, `setsid sleep 60 & echo "pid $!"; echo ready; exit 3`)
+		p, pid := grandchild(t, `setsid sleep 60 & echo "pid $!"; echo ready; sleep 1; exit 3`)
 		<-p.done
 		if d := p.exitDescription(); !strings.HasPrefix(d, "exit status 3") {
 			t.Errorf("exit %q, want the target's status", d)
