@@ -98,7 +98,7 @@ func prepareDir(ctx context.Context, dir string, m outdir.Marker) error {
 	earlier, err := outdir.Claim(dir, m, func(k outdir.Kind) bool { return k == outdir.Run }, legacyRunDir)
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
-		return infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir a new or empty directory, or remove "+dir+" yourself", err)
+		return infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir, or the scenario a name, that makes a new or empty directory", err)
 	}
 	if err != nil {
 		return infra("cannot create the run directory", "", err)
