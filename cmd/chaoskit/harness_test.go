@@ -591,7 +591,9 @@ func TestKill9LeavesNoOrphan(t *testing.T) {
 			cmd.Process.Kill()
 			cmd.Wait()
 			if len(below) < tt.processes {
-				t.Fatalf("chaoskit had %d processes below it (%v), want %d\n%s", len(below), below, tt.processes, buf)
+				// Not fatal: the processes found are still checked, and
+				// killed if they outlived chaoskit.
+				t.Errorf("chaoskit had %d processes below it (%v), want %d\n%s", len(below), below, tt.processes, buf)
 			}
 			for _, pid := range below {
 				deadline := time.Now().Add(3 * time.Second)
