@@ -11,40 +11,64 @@ import (
 func TestShortfallMakesInconclusive(t *testing.T) {
 	none := func(int) bool { return false }
 	for _, tt := range []struct {
-		name          string
-		planned, sent any
-		want          Outcome
+		name string
+		data map[string]any
+		slow bool // every request of the phase takes 2s, all workers busy
+		want Outcome
+		// reason holds what an inconclusive verdict must say.
+		reason []string
 	}{
-		{"delivered", uint64(200), int64(200), Pass},
-		{"just enough", uint64(200), int64(160), Pass},
-		{"fell behind", uint64(200), int64(150), Inconclusive},
-		{"read back from disk", float64(200), float64(100), Inconclusive},
-		{"no record", nil, nil, Pass},
-		{"held back by a slow service", uint64(200), int64(100), Pass},
+		{"delivered", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(200)}, false, Pass, nil},
+		{"just enough", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(160)}, false, Pass, nil},
+		{"fell behind", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(150)}, false, Inconclusive,
+			[]string{"sent 150 of the 200 requests planned for phase \"fault\" (75%)", "overloaded"}},
+		{"read back from disk", map[string]any{timeline.PlannedRequests: float64(200), timeline.SentRequests: float64(100)}, false, Inconclusive, []string{"sent 100 of the 200"}},
+		{"no record", nil, false, Pass, nil},
+		// A rate no machine sends: the figure, with separators.
+		{"absurd rate", map[string]any{timeline.PlannedRequests: uint64(2_000_000_000), timeline.SentRequests: int64(18884)}, false, Inconclusive,
+			[]string{"sent 18,884 of the 2,000,000,000 requests", "(0.00094%)"}},
+		// Every worker waiting on the service is a shortfall too: the
+		// scenario's load was not driven; the hint names max_workers.
+		{"workers exhausted", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(100), timeline.MaxWorkers: 200}, true, Inconclusive,
+			[]string{"sent 100 of the 200", "all 200 workers (max_workers) were waiting on the service"}},
+		// The total was sent, but late: stalled (a paused process) and then
+		// caught up in a burst.
+		{"caught up in a burst", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(200),
+			timeline.BehindAt: int64(1500 * time.Millisecond), timeline.PlannedBy: uint64(150), timeline.SentBy: uint64(60)}, false, Inconclusive,
+			[]string{"fell behind its plan: 1.5s into phase \"fault\" it had sent 60 of the 150 requests planned by then (40%)", "burst"}},
+		{"a small lag", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(200),
+			timeline.BehindAt: int64(10 * time.Millisecond), timeline.PlannedBy: uint64(40), timeline.SentBy: uint64(1)}, false, Pass, nil},
 	} {
 		tl := build(200, none, 10)
 		for i, e := range tl.Events {
-			if e.Kind == timeline.PhaseEnd && e.Phase == "fault" && tt.planned != nil {
-				tl.Events[i].Data = map[string]any{timeline.PlannedRequests: tt.planned, timeline.SentRequests: tt.sent}
-				if strings.HasPrefix(tt.name, "held back") {
-					// Every worker waited on the service: 200 requests of the
-					// phase are in flight at once, as many as max_workers.
-					tl.Events[i].Data[timeline.MaxWorkers] = 200
-					for j := range tl.Requests {
-						if tl.Requests[j].Phase == "fault" {
-							tl.Requests[j].Latency = 2 * time.Second
-						}
-					}
+			if e.Kind == timeline.PhaseEnd && e.Phase == "fault" && tt.data != nil {
+				tl.Events[i].Data = tt.data
+			}
+		}
+		if tt.slow {
+			for j := range tl.Requests {
+				if tl.Requests[j].Phase == "fault" {
+					tl.Requests[j].Latency = 2 * time.Second
 				}
 			}
 		}
-		c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}})
+		c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`latency < 5s for >= 99%`}})
 		v := c.Evaluate(tl)
 		if v.Outcome != tt.want {
 			t.Errorf("%s: %s (%s), want %s", tt.name, v.Outcome, v.Reason, tt.want)
 		}
-		if tt.want == Inconclusive && !strings.Contains(v.Reason, "load generator sent") {
-			t.Errorf("%s: reason %q", tt.name, v.Reason)
+		for _, r := range tt.reason {
+			if !strings.Contains(v.Reason, r) {
+				t.Errorf("%s: reason %q lacks %q", tt.name, v.Reason, r)
+			}
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for n, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 18884: "18,884", 2e9: "2,000,000,000", -1234: "-1,234"} {
+		if got := count(n); got != want {
+			t.Errorf("count(%v) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -2,13 +2,11 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/fuzz/trials"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
@@ -99,8 +98,11 @@ func (c *Campaign) trier() (*trials.Runner, error) {
 		}
 		c.Self = self
 	}
-	if err := os.MkdirAll(c.ReportDir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	if err := claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile)); err != nil {
+		return nil, err
+	}
+	if err := claimTrialsDir(filepath.Join(c.ReportDir, TrialsDir), c.Tool); err != nil {
+		return nil, err
 	}
 	log := c.Log
 	if log == nil {
@@ -110,21 +112,14 @@ func (c *Campaign) trier() (*trials.Runner, error) {
 		Run: runner.Options{Self: c.Self, Log: log, Tool: c.Tool, StateDir: c.StateDir}, Prepare: runnerOptions}, nil
 }
 
-// prune removes the trials' files except those keep names.
+// prune removes the trials' files except those keep names (see
+// pruneTrials: only what chaoskit made goes). Pruning is tidying: a trial
+// it cannot remove stays, and the campaign's result stands.
 func (c *Campaign) prune(keep ...string) {
 	if c.KeepTrials {
 		return
 	}
-	dir := filepath.Join(c.ReportDir, TrialsDir)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !slices.Contains(keep, strings.TrimSuffix(e.Name(), ".yaml")) {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
-		os.Remove(dir)
-	}
+	_ = pruneTrials(filepath.Join(c.ReportDir, TrialsDir), keep)
 }
 
 // FuzzConfig bounds a fuzz campaign.
@@ -204,7 +199,7 @@ func (c *Campaign) Fuzz(ctx context.Context, cfg FuzzConfig) (*FuzzReport, error
 		return rep, err
 	}
 	repro := filepath.Join(c.ReportDir, ReproducerFile)
-	if err := os.WriteFile(repro, text, 0o644); err != nil {
+	if err := outdir.WriteBytes(repro, text); err != nil {
 		return rep, &runner.InfraError{Msg: "cannot write the reproducer", Err: err}
 	}
 	rep.Reproducer = repro
@@ -324,11 +319,7 @@ func minScale(sc *scenarios.Scenario) float64 {
 }
 
 func (c *Campaign) writeJSON(name string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(c.ReportDir, name), append(data, '\n'), 0o644)
-	}
-	if err != nil {
+	if err := outdir.WriteJSON(filepath.Join(c.ReportDir, name), v); err != nil {
 		return &runner.InfraError{Msg: "cannot write " + name, Err: err}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
@@ -96,11 +97,18 @@ func Catalog(t scenarios.Target) (*inject.Catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		// The catalog request is control traffic like any other: loopback
+		// only, no redirect followed.
+		client := runner.ControlClient(3 * time.Second)
+		defer client.CloseIdleConnections()
+		resp, err := client.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("asked %s: %v; list them under target.points or give target.source", url, err)
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode/100 == 3 {
+			return nil, fmt.Errorf("%s answered %s to %s, and chaoskit follows no redirects; give target.hits the service's own path, list the failpoints under target.points or give target.source", url, resp.Status, resp.Header.Get("Location"))
+		}
 		var rep inject.HitsReport
 		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || len(rep.Points) == 0 {
 			return nil, fmt.Errorf("%s does not list the service's failpoints; list them under target.points or give target.source", url)

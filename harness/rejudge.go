@@ -54,8 +54,8 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	if dir == "" {
 		dir = root
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	if err := claimReportDir(dir, "", reportFilesOf(opts.Formats)); err != nil {
+		return nil, err
 	}
 	var reps []reports.ScenarioReport
 	var started, ended time.Time
@@ -69,7 +69,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 			return nil, err
 		}
 		reports.WriteWrapped(out, fmt.Sprintf("%s (%s, judged with %s)", sc.Name, run, from), opts.Width)
-		reps = append(reps, ScenarioReport(sc, tl, runDirFrom(dir, run), RecordedError(tl)))
+		reps = append(reps, ScenarioReport(sc, tl, runDirFrom(dir, run), RecordedError(run, tl)))
 		start, end := runSpan(tl)
 		if started.IsZero() || start.Before(started) {
 			started = start
@@ -175,11 +175,16 @@ func FindScenario(run string, tl *timeline.Timeline, override string) (*scenario
 	return nil, "", exitcode.New(exitcode.Invalid, "%s: cannot find the scenario %q was run from (tried %s); name it with --scenario", run, tl.Meta.Scenario, strings.Join(candidates, ", "))
 }
 
-// RecordedError is the error a run ended with, as its timeline records
-// it: the run_end message unless the run completed, or a note that the
-// record stops short.
-func RecordedError(tl *timeline.Timeline) error {
+// RecordedError is the error the run in dir ended with, as its timeline
+// records it: the run_end message unless the run completed. A timeline that
+// stops short was cut by the recording process's death or by a write that
+// failed (a full disk): the run directory's marker, written in place where
+// no new file fits, tells which.
+func RecordedError(dir string, tl *timeline.Timeline) error {
 	if !tl.Complete {
+		if _, cause, ok := runner.RecordedOutcome(dir); ok && cause != "" {
+			return fmt.Errorf("the timeline stops short: %s", cause)
+		}
 		return errors.New("the timeline stops short: the recording process was killed")
 	}
 	for i := len(tl.Events) - 1; i >= 0; i-- {

@@ -71,8 +71,8 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 		}
 		opts.Self = self
 	}
-	if err := os.MkdirAll(opts.ReportDir, 0o755); err != nil {
-		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	if err := claimReportDir(opts.ReportDir, opts.Tool, reportFilesOf(opts.Formats)); err != nil {
+		return nil, err
 	}
 	started := time.Now()
 	var reps []reports.ScenarioReport
@@ -101,7 +101,12 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
 	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color, opts.Width); err != nil {
-		return rep, err
+		if runErr == nil {
+			return rep, err
+		}
+		// The run's own failure is the cause (a full disk fails the run
+		// first); the reports that could not be written follow from it.
+		fmt.Fprintf(out, "  %v\n", err)
 	}
 	if runErr != nil {
 		return rep, runErr

@@ -25,6 +25,12 @@ const (
 	FileHTML     = "report.html"
 )
 
+// FileOf names the file format f is written to in a report directory; ""
+// for the table, which goes to the terminal.
+func FileOf(f Format) string {
+	return map[Format]string{JSON: FileJSON, JUnit: FileJUnit, Markdown: FileMarkdown, HTML: FileHTML}[f]
+}
+
 // Formats lists every format, in the order Write writes them.
 var Formats = []Format{Table, JSON, JUnit, Markdown, HTML}
 
@@ -62,8 +68,11 @@ type Options struct {
 	Table TableOptions
 }
 
-// Write renders r in each format: the table to out, the others to their
-// files in dir. It returns the paths of the files written.
+// Write renders r in each format: the files first, in dir, each synced to
+// disk before it replaces an older one, then the table to out. A file that
+// cannot be written stops Write before the table, so no verdict is shown
+// for reports that are not on disk. It returns the paths of the files
+// written.
 func Write(dir string, out io.Writer, r *Report, formats []Format, opts Options) ([]string, error) {
 	var paths []string
 	for _, f := range Formats {
@@ -73,26 +82,29 @@ func Write(dir string, out io.Writer, r *Report, formats []Format, opts Options)
 		var path string
 		var err error
 		switch f {
-		case Table:
-			o := opts.Table
-			if o.Dir == "" {
-				o.Dir = dir
-			}
-			err = WriteTable(out, r, o)
 		case JSON:
-			path, err = writeFile(dir, FileJSON, r, WriteJSON)
+			path, err = writeFile(dir, FileOf(f), r, WriteJSON)
 		case JUnit:
-			path, err = writeFile(dir, FileJUnit, r, WriteJUnit)
+			path, err = writeFile(dir, FileOf(f), r, WriteJUnit)
 		case Markdown:
-			path, err = writeFile(dir, FileMarkdown, r, WriteMarkdown)
+			path, err = writeFile(dir, FileOf(f), r, WriteMarkdown)
 		case HTML:
-			path, err = writeFile(dir, FileHTML, r, WriteHTML)
+			path, err = writeFile(dir, FileOf(f), r, WriteHTML)
+		default:
+			continue
 		}
 		if err != nil {
 			return paths, fmt.Errorf("%s report: %w", f, err)
 		}
-		if path != "" {
-			paths = append(paths, path)
+		paths = append(paths, path)
+	}
+	if slices.Contains(formats, Table) {
+		o := opts.Table
+		if o.Dir == "" {
+			o.Dir = dir
+		}
+		if err := WriteTable(out, r, o); err != nil {
+			return paths, fmt.Errorf("table report: %w", err)
 		}
 	}
 	return paths, nil

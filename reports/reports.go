@@ -7,11 +7,11 @@ package reports
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // SchemaVersion is the version of the report.json schema (see
@@ -100,15 +100,13 @@ func WriteJSONFile(dir string, r *Report) (string, error) {
 	return writeFile(dir, FileJSON, r, WriteJSON)
 }
 
+// writeFile writes dir/name whole or not at all: synced to disk before it
+// replaces the old file, no temporary file left behind on an error (see
+// outdir.WriteFile).
 func writeFile(dir, name string, r *Report, write func(io.Writer, *Report) error) (string, error) {
 	path := filepath.Join(dir, name)
-	f, err := os.Create(path)
-	if err != nil {
+	if err := outdir.WriteFile(path, func(w io.Writer) error { return write(w, r) }); err != nil {
 		return "", err
 	}
-	if err := write(f, r); err != nil {
-		f.Close()
-		return "", err
-	}
-	return path, f.Close()
+	return path, nil
 }

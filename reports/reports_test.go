@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -283,5 +284,60 @@ func TestSummaryDurationRounds(t *testing.T) {
 	r.Duration = 1234567 * time.Microsecond
 	if s := Summary(r); s != "INCONCLUSIVE: 0 scenarios, 0 contracts: 0 passed, 0 failed, 0 inconclusive (1.23s)" {
 		t.Errorf("Summary = %q", s)
+	}
+}
+
+// failAfter accepts n bytes and fails every write after them, as a disk
+// that fills up does.
+type failAfter struct {
+	w io.Writer
+	n int
+}
+
+var errDiskFull = errors.New("no space left on device")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		n, _ := f.w.Write(p[:f.n])
+		f.n = 0
+		return n, errDiskFull
+	}
+	f.n -= len(p)
+	return f.w.Write(p)
+}
+
+func TestWriteFailureKeepsTheOldFileAndShowsNoVerdict(t *testing.T) {
+	dir := t.TempDir()
+	old := []byte(`{"schema_version": 2, "verdict": "fail"}` + "\n")
+	if err := os.WriteFile(filepath.Join(dir, FileJSON), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The JSON report fails after 100 bytes: the old file stays whole, no
+	// temporary file is left, and the table with its verdict line is not
+	// printed.
+	_, err := writeFile(dir, FileJSON, fixtureReport(t), func(w io.Writer, r *Report) error {
+		return WriteJSON(&failAfter{w: w, n: 100}, r)
+	})
+	if !errors.Is(err, errDiskFull) {
+		t.Fatalf("writeFile error %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, FileJSON)); !bytes.Equal(got, old) {
+		t.Errorf("report.json after a failed write:\n%s", got)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("files left: %v", entries)
+	}
+
+	// A report directory that cannot take files: Write fails before the
+	// table.
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, nil, 0o644)
+	var table bytes.Buffer
+	if _, err := Write(notDir, &table, fixtureReport(t), []Format{Table, JSON}, Options{}); err == nil || !strings.Contains(err.Error(), "json report") {
+		t.Fatalf("Write into a file: %v", err)
+	}
+	if table.Len() != 0 {
+		t.Errorf("the table was printed although report.json was not written:\n%s", table.String())
 	}
 }

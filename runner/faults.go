@@ -4,16 +4,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -122,8 +124,10 @@ func (fs *faults) expect(list []scenarios.Fault) error {
 
 // enable switches the faults on at once, in parallel, each acknowledged
 // against planned: the moment it was due. They must have been recorded
-// with expect. It returns the longest acknowledgement delay.
-func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, list []scenarios.Fault) (time.Duration, error) {
+// with expect. It returns the longest acknowledgement delay. Its requests
+// are not cut short by the run stopping (see run.controlCtx): a fault
+// half switched on must be known on or off.
+func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault) (time.Duration, error) {
 	if len(list) == 0 {
 		return 0, nil
 	}
@@ -150,7 +154,7 @@ func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, l
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := enableRetry.do(context.WithoutCancel(ctx), func(c context.Context) error {
+			err := enableRetry.do(r.controlCtx(), func(c context.Context) error {
 				return r.tgt.control.Enable(c, f.Path, f.Term)
 			})
 			ack := time.Now()
@@ -177,8 +181,9 @@ func (fs *faults) enable(ctx context.Context, phase string, planned time.Time, l
 }
 
 // disable switches the failpoints off, in parallel, with retries; planned
-// is the moment they were due off.
-func (fs *faults) disable(ctx context.Context, phase string, planned time.Time, paths []string, message string) error {
+// is the moment they were due off. Like enable, it has the run's control
+// budget once the run stops.
+func (fs *faults) disable(phase string, planned time.Time, paths []string, message string) error {
 	r := fs.run
 	errs := make([]error, len(paths))
 	var wg sync.WaitGroup
@@ -186,12 +191,15 @@ func (fs *faults) disable(ctx context.Context, phase string, planned time.Time, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := disableRetry.do(context.WithoutCancel(ctx), func(c context.Context) error {
+			err := disableRetry.do(r.controlCtx(), func(c context.Context) error {
 				return r.tgt.control.Disable(c, path)
 			})
 			ack := time.Now()
 			if err != nil {
-				errs[i] = infra("could not disable fault "+path, "run `chaoskit rollback "+r.dir+"` once the endpoint answers", err)
+				errs[i] = err
+				if len(paths) > 1 {
+					errs[i] = fmt.Errorf("%s: %w", path, err)
+				}
 				return
 			}
 			fs.mu.Lock()
@@ -204,7 +212,21 @@ func (fs *faults) disable(ctx context.Context, phase string, planned time.Time, 
 	fs.mu.Lock()
 	_ = fs.saveLocked()
 	fs.mu.Unlock()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return fs.mayBeOnError(err)
+	}
+	return nil
+}
+
+// mayBeOnError is the error of faults that could not be switched off: it
+// names those that may still be on and the command that switches them off.
+func (fs *faults) mayBeOnError(err error) error {
+	r := fs.run
+	fs.mu.Lock()
+	points := slices.Clone(fs.rec.Points)
+	fs.mu.Unlock()
+	return infra(fmt.Sprintf("faults may still be on at %s: %s", r.tgt.controlAddr, strings.Join(points, ", ")),
+		"switch them off with `chaoskit rollback "+r.dir+"` once the endpoint answers", err)
 }
 
 // phaseOver drops the expectations of a phase that has ended.
@@ -238,7 +260,9 @@ func (fs *faults) stillOn() []string {
 }
 
 // rollback switches off every fault still on. The run's entry in the
-// pending index goes once nothing is left on.
+// pending index goes once nothing is left on. Once the run is interrupted
+// it has what is left of the run's control budget (see Run), so a hanging
+// endpoint cannot hold chaoskit.
 func (fs *faults) rollback() error {
 	r := fs.run
 	if r.tgt == nil || r.tgt.control == nil {
@@ -246,11 +270,14 @@ func (fs *faults) rollback() error {
 	}
 	var err error
 	if on := fs.stillOn(); len(on) > 0 {
-		err = fs.disable(context.Background(), "", time.Now(), on, "rolled back")
+		err = fs.disable("", time.Now(), on, "rolled back")
 	}
 	fs.phaseOver()
-	if err == nil && fs.pending != "" {
-		_ = os.Remove(fs.pending)
+	if err == nil {
+		if fs.pending != "" {
+			_ = os.Remove(fs.pending)
+		}
+		unfinished.forget(fs)
 	}
 	return err
 }
@@ -271,6 +298,7 @@ func (fs *faults) saveLocked() error {
 		}
 	}
 	sort.Strings(fs.rec.Points)
+	unfinished.note(fs, Unfinished{Dir: r.dir, Control: fs.rec.Control, Points: slices.Clone(fs.rec.Points)})
 	if err := writeJSON(filepath.Join(r.dir, FaultRecord), fs.rec); err != nil {
 		return err
 	}
@@ -298,17 +326,62 @@ func pendingFile(stateDir, control string) string {
 	return filepath.Join(stateDir, "pending-"+hex.EncodeToString(sum[:8])+".json")
 }
 
-// writeJSON writes v to path atomically.
-func writeJSON(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
+// writeJSON writes v to path whole or not at all, synced (see
+// outdir.WriteFile): a fault record is either the old one or the new one,
+// and true either way, since a point goes in before it is switched on and
+// out only after it is confirmed off.
+func writeJSON(path string, v any) error { return outdir.WriteJSON(path, v) }
+
+// Unfinished is a run whose faults may still be on: chaoskit could not yet
+// confirm them off.
+type Unfinished struct {
+	// Dir is the run directory, the argument of `chaoskit rollback`.
+	Dir     string
+	Control string
+	Points  []string
+}
+
+// unfinishedRuns indexes the runs of this process whose fault records
+// list points, so that a second Ctrl-C, which exits at once, can still say
+// what may be on.
+type unfinishedRuns struct {
+	mu   sync.Mutex
+	runs map[*faults]Unfinished
+}
+
+var unfinished unfinishedRuns
+
+func (u *unfinishedRuns) note(fs *faults, run Unfinished) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(run.Points) == 0 || run.Control == "" {
+		delete(u.runs, fs)
+		return
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
+	if u.runs == nil {
+		u.runs = map[*faults]Unfinished{}
 	}
-	return os.Rename(tmp, path)
+	u.runs[fs] = run
+}
+
+func (u *unfinishedRuns) forget(fs *faults) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.runs, fs)
+}
+
+// UnfinishedRuns returns the runs of this process whose faults may still
+// be on, by run directory. It is safe to call from a signal handler's
+// goroutine at any moment.
+func UnfinishedRuns() []Unfinished {
+	unfinished.mu.Lock()
+	defer unfinished.mu.Unlock()
+	out := make([]Unfinished, 0, len(unfinished.runs))
+	for _, r := range unfinished.runs {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Unfinished) int { return strings.Compare(a.Dir, b.Dir) })
+	return out
 }
 
 // step is one fault switched on or off at an offset into its phase.

@@ -90,6 +90,12 @@ func (p StepPacer) String() string {
 func pacerFor(l scenarios.Load, d time.Duration) vegeta.Pacer {
 	rate := func(r scenarios.Rate) vegeta.Rate { return vegeta.Rate{Freq: r.Freq, Per: r.Per} }
 	switch {
+	case l.Pacer == nil && l.Rate.Freq > 0 && l.Rate.Per > 0 && l.Rate.Per.Nanoseconds() < int64(l.Rate.Freq):
+		// vegeta's constant pacer spaces hits by a whole number of
+		// nanoseconds: above 10⁹/s that is zero, and it divides by it. The
+		// step pacer computes in floating point; the load generator falls
+		// behind such a rate anyway, and the verdict says so.
+		return StepPacer{Steps: []PacerStep{{PerSecond: l.Rate.PerSecond()}}}
 	case l.Pacer == nil:
 		return rate(l.Rate)
 	case l.Pacer.Linear != nil:
@@ -131,7 +137,8 @@ func describeLoad(l scenarios.Load) string {
 // generator that never falls behind would have sent by then. It works for
 // any vegeta.Pacer, which says "running behind" (no wait) exactly while
 // fewer hits than planned have been sent: the smallest h for which p asks
-// to wait (or stop) at d is the plan.
+// to wait (or stop) at d is the plan. A plan beyond maxPlanned (a rate no
+// machine sends) counts as maxPlanned.
 func plannedHits(p vegeta.Pacer, d time.Duration) uint64 {
 	behind := func(h uint64) bool {
 		wait, stop := p.Pace(d, h)
@@ -139,8 +146,8 @@ func plannedHits(p vegeta.Pacer, d time.Duration) uint64 {
 	}
 	lo, hi := uint64(0), uint64(1)
 	for behind(hi) {
-		if hi >= 1<<40 {
-			return hi // an unbounded rate
+		if hi >= maxPlanned {
+			return maxPlanned
 		}
 		lo, hi = hi, hi*2
 	}
@@ -153,4 +160,50 @@ func plannedHits(p vegeta.Pacer, d time.Duration) uint64 {
 		}
 	}
 	return lo
+}
+
+// maxPlanned bounds plannedHits: 2⁵³, the largest count a float64 (the
+// JSON of the timeline) holds exactly.
+const maxPlanned = 1 << 53
+
+// deliverySlots is how many slices of a phase delivery counts sends in:
+// the load generator's lag behind its plan is measured at the end of each.
+const deliverySlots = 1000
+
+// delivery counts a phase's requests by when they were sent, in
+// deliverySlots equal slices of the phase, in constant memory.
+type delivery struct {
+	start time.Time
+	d     time.Duration
+	sent  [deliverySlots]uint64
+}
+
+func newDelivery(start time.Time, d time.Duration) *delivery {
+	return &delivery{start: start, d: d}
+}
+
+// add counts one request sent at t.
+func (dl *delivery) add(t time.Time) {
+	if dl.d <= 0 {
+		return
+	}
+	i := int(int64(t.Sub(dl.start)) * deliverySlots / int64(dl.d))
+	dl.sent[min(max(i, 0), deliverySlots-1)]++
+}
+
+// behind returns the moment, at the end of one of the slices, when the
+// requests sent lagged furthest behind those p planned by then: its
+// offset, and the planned and sent counts then. The last slice ends the
+// phase, so a generator that fell behind and stayed behind shows there.
+func (dl *delivery) behind(p vegeta.Pacer) (at time.Duration, planned, sent uint64) {
+	var worst, total uint64
+	for i := range deliverySlots {
+		total += dl.sent[i]
+		end := time.Duration(int64(dl.d) * int64(i+1) / deliverySlots)
+		plan := plannedHits(p, end)
+		if plan > total && plan-total > worst || i == 0 {
+			worst, at, planned, sent = max(plan, total)-total, end, plan, total
+		}
+	}
+	return at, planned, sent
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -35,6 +34,8 @@ type phaseRun struct {
 	acks    []string
 	errOnce sync.Once
 	err     error
+	// delivery counts the requests by when they were sent.
+	delivery *delivery
 }
 
 func (ph *phaseRun) fail(err error) {
@@ -50,8 +51,8 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	if err != nil {
 		return err
 	}
-	client := newClient(load)
-	defer client.CloseIdleConnections()
+	client, closeClient := newClient(ctx, load)
+	defer closeClient()
 	targeter := func(t *vegeta.Target) error {
 		q := gen.Next()
 		h := make(http.Header, len(q.Headers)+1)
@@ -67,7 +68,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	ph := &phaseRun{r: r, p: p}
 	if len(p.Faults) > 0 {
-		ph.readHits(ctx, nil)
+		ph.readHits(nil)
 	}
 	steps := schedule(p)
 	if err := r.faults.expect(p.Faults); err != nil {
@@ -87,6 +88,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
 	pacer := pacerFor(load, p.Duration.D())
+	ph.delivery = newDelivery(time.Now(), p.Duration.D())
 	results := atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -143,19 +145,24 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
 	for res := range results {
+		ph.delivery.add(res.Timestamp)
 		ph.stats.add(r.recordResult(p.Name, res))
 	}
 	stopOnCancel()
 	close(done)
 	wg.Wait()
-	_ = r.resBuf.Flush()
+	if err := r.resBuf.Flush(); err != nil {
+		r.writeFailed(ResultsFile, err)
+	}
 	end := time.Now()
-	// What the phase planned against what it sent: a load generator that
-	// fell behind (a starved machine, too few workers) did not run the test
-	// the scenario describes, and contracts must be able to tell.
+	// What the phase planned against what it sent, in total and at the
+	// moment it was furthest behind: a load generator that fell behind (a
+	// starved machine, too few workers, a paused process) did not run the
+	// test the scenario describes, and contracts must be able to tell.
+	behindAt, plannedBy, sentBy := ph.delivery.behind(pacer)
 	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: map[string]any{
 		timeline.PlannedRequests: plannedHits(pacer, p.Duration.D()), timeline.SentRequests: ph.stats.snapshot().n,
-		timeline.MaxWorkers: load.MaxWorkers}})
+		timeline.MaxWorkers: load.MaxWorkers, timeline.BehindAt: int64(behindAt), timeline.PlannedBy: plannedBy, timeline.SentBy: sentBy}})
 
 	// Whatever this phase switched on and is still on goes off now.
 	var still []scenarios.Fault
@@ -178,8 +185,8 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
 			}
 		} else {
-			offErr = r.faults.disable(ctx, p.Name, end, paths(still), "")
-			ph.readHits(ctx, still)
+			offErr = r.faults.disable(p.Name, end, paths(still), "")
+			ph.readHits(still)
 		}
 	}
 	if offErr == nil {
@@ -208,23 +215,23 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 	planned := ph.boundary.Add(st.at)
 	r := ph.r
 	if st.on {
-		ack, err := r.faults.enable(ctx, ph.p.Name, planned, st.faults)
+		ack, err := r.faults.enable(ph.p.Name, planned, st.faults)
 		if err != nil {
 			return err
 		}
 		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", ack.Round(10*time.Microsecond)))
 		return nil
 	}
-	err := r.faults.disable(ctx, ph.p.Name, planned, paths(st.faults), "")
-	ph.readHits(ctx, st.faults)
+	err := r.faults.disable(ph.p.Name, planned, paths(st.faults), "")
+	ph.readHits(st.faults)
 	return err
 }
 
 // readHits reads the target's hit counts and, for each fault given, records
 // the hits made since the last reading as a FaultHits event.
-func (ph *phaseRun) readHits(ctx context.Context, faults []scenarios.Fault) {
+func (ph *phaseRun) readHits(faults []scenarios.Fault) {
 	r := ph.r
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	hctx, cancel := context.WithTimeout(r.controlCtx(), 2*time.Second)
 	defer cancel()
 	rep, ok, err := r.tgt.hits(hctx)
 	if !ok || err != nil {
@@ -312,7 +319,9 @@ func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
 		tags = strings.Split(t, ",")
 		res.Headers.Del(tagHeader)
 	}
-	_ = r.resEnc.Encode(res)
+	if err := r.resEnc.Encode(res); err != nil {
+		r.writeFailed(ResultsFile, err)
+	}
 	q := timeline.Request{
 		Seq: r.seq.Add(1), Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
 		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
@@ -340,7 +349,9 @@ func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
 	r.tlMu.Lock()
 	r.tl.Requests = append(r.tl.Requests, q)
 	r.tlMu.Unlock()
-	_ = r.tw.Request(&q)
+	if err := r.tw.Request(&q); err != nil {
+		r.writeFailed(timeline.FileName, err)
+	}
 	return class
 }
 
@@ -351,27 +362,16 @@ func truncateHeader(v string) string {
 	return v
 }
 
-// errNotLoopback is what the load's dialer answers for any address that is
-// not loopback: chaoskit sends load to the machine it runs on only.
-var errNotLoopback = errors.New("chaoskit sends load to loopback addresses only")
-
-// loopbackOnly refuses connections to non-loopback addresses, whatever a
-// name resolved to.
-func loopbackOnly(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w: %s", errNotLoopback, host)
-	}
-	return nil
-}
-
-func newClient(l scenarios.Load) *http.Client {
+// newClient returns the client of a phase's load: loopback only, no
+// redirects followed. When stop ends (nil: never), the requests still in
+// flight are cut short: vegeta cannot cancel the requests it sent, and a
+// stopping run must not wait for a service that hangs. done releases the
+// client.
+func newClient(stop context.Context, l scenarios.Load) (client *http.Client, done func()) {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
+	open := &openConns{open: map[*trackedConn]struct{}{}}
 	tr := &http.Transport{
-		DialContext:         dialer.DialContext,
+		DialContext:         open.dial(dialLoopback(dialer)),
 		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
 		MaxConnsPerHost:     l.Connections,
 		IdleConnTimeout:     30 * time.Second,
@@ -384,11 +384,78 @@ func newClient(l scenarios.Load) *http.Client {
 		protos.SetHTTP1(true)
 	}
 	tr.Protocols = &protos
-	return &http.Client{
+	client = &http.Client{
 		Timeout:       l.Timeout.D(),
 		Transport:     tagTransport{tr},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	unhook := func() bool { return false }
+	if stop != nil {
+		unhook = context.AfterFunc(stop, open.closeAll)
+	}
+	return client, func() {
+		unhook()
+		client.CloseIdleConnections()
+	}
+}
+
+// openConns tracks the connections of a load client, so that a stopping
+// run cuts the requests in flight short by closing them: a cost per
+// connection, not per request.
+type openConns struct {
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	closed bool
+}
+
+var errStopped = errors.New("the run stopped")
+
+func (o *openConns) dial(dial func(ctx context.Context, network, address string) (net.Conn, error)) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := dial(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.closed {
+			c.Close()
+			return nil, errStopped
+		}
+		tc := &trackedConn{Conn: c, open: o}
+		o.open[tc] = struct{}{}
+		return tc, nil
+	}
+}
+
+// closeAll closes every connection, and those dialled from now on.
+func (o *openConns) closeAll() {
+	o.mu.Lock()
+	o.closed = true
+	conns := make([]*trackedConn, 0, len(o.open))
+	for c := range o.open {
+		conns = append(conns, c)
+	}
+	o.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// trackedConn leaves its openConns when closed.
+type trackedConn struct {
+	net.Conn
+	open *openConns
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.open.mu.Lock()
+		delete(c.open.open, c)
+		c.open.mu.Unlock()
+	})
+	return c.Conn.Close()
 }
 
 // tagTransport strips the tag header from a request and hands it back on

@@ -3,33 +3,64 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 )
 
-// process is a target service chaoskit started and must stop.
+// process is a target service chaoskit started and must stop, running
+// below its supervisor (see supervisorEnv).
 type process struct {
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the process has exited
-	err    error         // exit error, valid after done
-	stderr *tailBuffer
-	lines  chan string // stdout lines, closed at EOF
-	wg     sync.WaitGroup
+	cmd    *exec.Cmd // the supervisor
+	target int       // the target's pid, also its process group
+	// ctl is chaoskit's end of the supervisor's control pipe: closing it
+	// kills the target and everything below it.
+	ctl        *os.File
+	ctlOnce    sync.Once
+	subreaper  bool
+	done       chan struct{} // closed when the target and its descendants are gone
+	err        error         // how the target ended, valid after done
+	stderr     *tailBuffer
+	lines      chan string // stdout lines, closed at EOF
+	wg         sync.WaitGroup
+	status     syscall.WaitStatus
+	hasStatus  bool
+	statusErr  error
+	supervisor int
 }
 
-// startProcess starts argv in its own process group with env added to the
-// current environment. Its stdout and stderr are copied to the files
-// stdoutPath and stderrPath; stdout lines are also sent on lines() until the
-// caller stops reading (lines are never blocking the child). The child is
-// killed by the kernel if chaoskit dies without stopping it (kill -9), so a
-// killed run leaves no orphan service behind.
+// supervisorStart bounds the wait for the supervisor to start the target;
+// outputGrace the wait for the end of the target's output once the
+// supervisor has exited.
+const (
+	supervisorStart = 10 * time.Second
+	outputGrace     = 2 * time.Second
+)
+
+// startProcess starts argv in its own process group, below a supervisor
+// (see supervisorEnv), with env added to the current environment. Its
+// stdout and stderr are copied to the files stdoutPath and stderrPath;
+// stdout lines are also sent on lines() until the caller stops reading
+// (lines are never blocking the child). Whenever chaoskit dies, even by
+// kill -9, the supervisor kills the target and every process below it, so
+// a killed run leaves no orphan behind.
 func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*process, error) {
+	// /proc/self/exe is the image this process runs, even when the file it
+	// was started from has been rebuilt or removed since.
+	self := "/proc/self/exe"
+	if _, err := os.Stat(self); err != nil {
+		if self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find chaoskit's executable to supervise the target: %w", err)
+		}
+	}
 	outFile, err := os.Create(stdoutPath)
 	if err != nil {
 		return nil, err
@@ -39,28 +70,102 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 		outFile.Close()
 		return nil, err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	var toClose []io.Closer
+	fail := func(err error) (*process, error) {
+		for _, c := range toClose {
+			c.Close()
+		}
+		outFile.Close()
+		errFile.Close()
+		return nil, err
+	}
+	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
-		outFile.Close()
-		errFile.Close()
-		return nil, err
+		return fail(err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}, lines: make(chan string, 64)}
-	cmd.Stderr = io.MultiWriter(errFile, p.stderr)
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		ctlR.Close()
+		ctlW.Close()
+		return fail(err)
+	}
+	toClose = append(toClose, ctlR, ctlW, repR, repW)
+	// The output goes through pipes of chaoskit's own, read to their end
+	// here: exec's would make Wait wait for every process holding them.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	toClose = append(toClose, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	toClose = append(toClose, errR, errW)
+	cmd := exec.Command(self)
+	cmd.Args = []string{"chaoskit-supervisor"}
+	cmd.Env = supervisorEnvFor()
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.ExtraFiles = []*os.File{ctlR, repW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &process{cmd: cmd, ctl: ctlW, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}, lines: make(chan string, 64)}
 	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	p.supervisor = cmd.Process.Pid
+	for _, f := range []*os.File{ctlR, repW, outW, errW} {
+		f.Close()
+	}
+	spec, _ := json.Marshal(supervisorSpec{Argv: argv, Env: append(os.Environ(), env...)})
+	_, werr := ctlW.Write(append(spec, '\n'))
+	reports := make(chan string, 2)
+	go func() {
+		defer close(reports)
+		sc := bufio.NewScanner(repR)
+		for sc.Scan() {
+			reports <- sc.Text()
+		}
+		repR.Close()
+	}()
+	first, ok := "", false
+	if werr == nil {
+		select {
+		case first, ok = <-reports:
+		case <-time.After(supervisorStart):
+		}
+	}
+	rest, found := strings.CutPrefix(first, "nosubreaper ")
+	p.subreaper = !found
+	pidText, isPid := strings.CutPrefix(rest, "pid ")
+	target, perr := strconv.Atoi(pidText)
+	if !ok || !isPid || perr != nil {
+		ctlW.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		outR.Close()
+		errR.Close()
 		outFile.Close()
 		errFile.Close()
-		return nil, err
+		msg := strings.TrimPrefix(first, "error ")
+		if msg == "" {
+			msg = fmt.Sprintf("the supervisor %s did not start it", self)
+			if werr != nil {
+				msg += ": " + werr.Error()
+			}
+		}
+		return nil, fmt.Errorf("%s: %s", argv[0], msg)
 	}
-	p.wg.Add(1)
+	p.target = target
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		_, _ = io.Copy(io.MultiWriter(errFile, p.stderr), errR)
+	}()
 	go func() {
 		defer p.wg.Done()
 		defer close(p.lines)
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(outR)
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(outFile, line)
@@ -71,8 +176,34 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 		}
 	}()
 	go func() {
-		p.wg.Wait() // stdout fully read before Wait closes the pipe
-		p.err = cmd.Wait()
+		for r := range reports {
+			if v, ok := strings.CutPrefix(r, "exit "); ok {
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+					p.status, p.hasStatus = syscall.WaitStatus(n), true
+				}
+			}
+		}
+		p.statusErr = cmd.Wait()
+		p.ctlOnce.Do(func() { ctlW.Close() })
+		// The output is read to its end, unless a process that escaped
+		// the supervisor still holds it.
+		read := make(chan struct{})
+		go func() { p.wg.Wait(); close(read) }()
+		select {
+		case <-read:
+		case <-time.After(outputGrace):
+			outR.Close()
+			errR.Close()
+			<-read
+		}
+		outR.Close()
+		errR.Close()
+		switch {
+		case p.hasStatus && !(p.status.Exited() && p.status.ExitStatus() == 0):
+			p.err = errors.New(describeStatus(p.status))
+		case !p.hasStatus:
+			p.err = fmt.Errorf("its supervisor ended (%v)", p.statusErr)
+		}
 		outFile.Close()
 		errFile.Close()
 		close(p.done)
@@ -80,10 +211,10 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 	return p, nil
 }
 
-// pid returns the process id.
-func (p *process) pid() int { return p.cmd.Process.Pid }
+// pid returns the target's process id.
+func (p *process) pid() int { return p.target }
 
-// exited reports whether the process has ended.
+// exited reports whether the target has ended (and everything it started).
 func (p *process) exited() bool {
 	select {
 	case <-p.done:
@@ -93,13 +224,11 @@ func (p *process) exited() bool {
 	}
 }
 
-// exitDescription says how the process ended, with the tail of its stderr.
+// exitDescription says how the target ended, with the tail of its stderr.
 func (p *process) exitDescription() string {
-	msg := "exited"
+	msg := "exit status 0"
 	if p.err != nil {
 		msg = p.err.Error()
-	} else if p.cmd.ProcessState != nil {
-		msg = p.cmd.ProcessState.String()
 	}
 	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
 		msg += ": " + lastLines(tail, 3)
@@ -130,25 +259,43 @@ func (p *process) waitLine(ctx context.Context, prefix string, timeout time.Dura
 	}
 }
 
-// stop ends the process group: SIGTERM, then SIGKILL after grace. It
-// reports whether SIGKILL was needed.
+// supervisorGrace bounds the wait for the supervisor to kill the target's
+// processes once told to; after it, chaoskit kills the supervisor and the
+// target's process group itself.
+const supervisorGrace = 5 * time.Second
+
+// stop ends the target: SIGTERM to its process group, then, after grace,
+// the supervisor kills it and everything below it. It reports whether
+// killing was needed.
 func (p *process) stop(grace time.Duration) (killed bool) {
-	pgid := -p.cmd.Process.Pid
-	if !p.exited() {
-		_ = syscall.Kill(pgid, syscall.SIGTERM)
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-p.done:
-		case <-t.C:
-			killed = true
-			_ = syscall.Kill(pgid, syscall.SIGKILL)
-			<-p.done
-		}
+	if p.exited() {
+		return false
 	}
-	// Children of the target that outlived it go too.
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
-	return killed
+	_ = syscall.Kill(-p.target, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return false
+	case <-t.C:
+	}
+	p.kill()
+	return true
+}
+
+// kill has the supervisor kill the target and every process below it, and
+// waits until they are gone.
+func (p *process) kill() {
+	p.ctlOnce.Do(func() { p.ctl.Close() })
+	t := time.NewTimer(supervisorGrace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		_ = syscall.Kill(-p.target, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -53,7 +53,7 @@ func (r *run) readBack(ctx context.Context) error {
 	if t := r.sc.Load.Timeout.D(); t > 0 && t < timeout {
 		timeout = t
 	}
-	client := &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := ControlClient(timeout)
 	defer client.CloseIdleConnections()
 
 	results := make([]timeline.ReadBackResult, len(jobs))

@@ -107,6 +107,8 @@ func runOrders(t *testing.T, o *orders) (*timeline.Timeline, contract.Verdict) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The tests judge the read-back check, not whether the short phase got
+	// its load on a busy machine (the verdict's shortfall rule).
 	return res.Timeline, c.Evaluate(res.Timeline)
 }
 
@@ -129,8 +131,8 @@ func TestReadBackFindsLostWrites(t *testing.T) {
 	if acked == 0 || reads != acked {
 		t.Fatalf("%d acknowledged writes, %d read back", acked, reads)
 	}
-	if v.Outcome != contract.Fail {
-		t.Fatalf("verdict %s %s (%s), want fail", v.Outcome, v.Measured, v.Reason)
+	if v.Checks[0].Outcome != contract.Fail {
+		t.Fatalf("check %s %s, want fail", v.Checks[0].Outcome, v.Measured)
 	}
 	lost := v.Checks[0].Violations
 	if len(lost) != acked/3 {
@@ -145,8 +147,8 @@ func TestReadBackFindsLostWrites(t *testing.T) {
 
 func TestReadBackFindsChangedWrites(t *testing.T) {
 	_, v := runOrders(t, &orders{alter: true})
-	if v.Outcome != contract.Fail || len(v.Checks[0].Violations) == 0 {
-		t.Fatalf("verdict %s %s, want fail", v.Outcome, v.Measured)
+	if v.Checks[0].Outcome != contract.Fail || len(v.Checks[0].Violations) == 0 {
+		t.Fatalf("check %s %s, want fail", v.Checks[0].Outcome, v.Measured)
 	}
 	if d := v.Checks[0].Violations[0].Detail; !strings.Contains(d, "quantity: acknowledged 2, read 99") {
 		t.Errorf("detail = %q", d)
@@ -155,7 +157,7 @@ func TestReadBackFindsChangedWrites(t *testing.T) {
 
 func TestReadBackPassesAKeptPromise(t *testing.T) {
 	_, v := runOrders(t, &orders{})
-	if v.Outcome != contract.Pass {
-		t.Fatalf("verdict %s %s (%s), want pass", v.Outcome, v.Measured, v.Reason)
+	if v.Checks[0].Outcome != contract.Pass {
+		t.Fatalf("check %s %s, want pass", v.Checks[0].Outcome, v.Measured)
 	}
 }

@@ -99,7 +99,12 @@ func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error)
 	if fr.Control == "" || len(fr.Points) == 0 {
 		return res, nil
 	}
-	ctrl := inject.NewHTTPController(fr.Control)
+	if err := checkControlAddr(fr.Control); err != nil {
+		return res, fmt.Errorf("%w: the fault record names it, and chaoskit rolls back faults only of services on this machine (was the record edited?)", err)
+	}
+	client := ControlClient(controlTimeout)
+	defer client.CloseIdleConnections()
+	ctrl := &inject.HTTPController{Base: normalizeURL(fr.Control), Client: client}
 	points := fr.Points
 	var active map[string]string
 	err := disableRetry.do(ctx, func(c context.Context) (err error) {

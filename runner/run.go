@@ -25,6 +25,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -134,10 +135,25 @@ type run struct {
 	phase       atomic.Value // name of the running phase
 	summary     Summary
 	exitOnce    sync.Once
+	// stopRun ends the run's context with a cause; werr is the first
+	// record that could not be written.
+	stopRun func(error)
+	// control is the context of requests to the control endpoint: it
+	// outlives the run's context by stopBudget (see afterStop).
+	control context.Context
+	writeMu sync.Mutex
+	werr    error
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run
 // directory was created, even with an error, and holds what was recorded.
+//
+// Before Run returns, everything the run recorded is on stable storage
+// (written and synced): the timeline, the results, run.json and the fault
+// record. A record that could not be written (a full disk, a read-only
+// directory) fails the run with an InfraError naming the file, and its
+// cause is kept in the run directory's marker where a later `chaoskit
+// report` finds it.
 func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result, err error) {
 	if opts.Self == "" {
 		if opts.Self, err = os.Executable(); err != nil {
@@ -147,16 +163,23 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if err := prepareDir(ctx, opts.Dir); err != nil {
-		return nil, infra("cannot create the run directory", "", err)
+	if err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool}); err != nil {
+		return nil, err
 	}
-	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: headerFilter(opts), tl: &timeline.Timeline{}}
+	// A record that cannot be written stops the run as an interruption
+	// does, through its own context, and is the run's error.
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	control, stopControl := afterStop(ctx, stopBudget)
+	defer stopControl()
+	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: headerFilter(opts), tl: &timeline.Timeline{}, stopRun: stopRun, control: control}
 	r.faults = &faults{run: r, on: map[string]bool{}}
 	r.phase.Store("")
 	tf, err := os.Create(filepath.Join(r.dir, timeline.FileName))
 	if err != nil {
 		return nil, infra("cannot write the timeline", "", err)
 	}
+	r.tw = timeline.NewWriter(tf)
 	defer tf.Close()
 	rf, err := os.Create(filepath.Join(r.dir, ResultsFile))
 	if err != nil {
@@ -165,23 +188,17 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	defer rf.Close()
 	r.resBuf = bufio.NewWriterSize(rf, 64<<10)
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
-	r.tw = timeline.NewWriter(tf)
 	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
-	if err := scenarios.SaveCopy(r.dir, sc); err != nil {
-		return res, infra("cannot save the scenario in the run directory", "", err)
-	}
 	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale}
 	if len(r.tl.Meta.Vars) == 0 {
 		r.tl.Meta.Vars = nil
-	}
-	if err := r.tw.Meta(r.tl.Meta); err != nil {
-		return res, infra("cannot write the timeline", "", err)
 	}
 	r.summary.begin(sc, r.tl.Meta.Start)
 
 	stopSampler := func() {}
 	// Every way out goes through here: sampling stopped, faults off, target
-	// stopped, the record closed. A panic unwinds through it too.
+	// stopped, the record written out and synced. A panic unwinds through
+	// it too.
 	defer func() {
 		if p := recover(); p != nil {
 			err = infra(fmt.Sprintf("chaoskit panicked: %v", p), "this is a bug in chaoskit; the run's faults were rolled back", fmt.Errorf("%s", debug.Stack()))
@@ -190,30 +207,30 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		if rbErr := r.faults.rollback(); rbErr != nil && (err == nil || errors.Is(err, ErrInterrupted)) {
 			err = rbErr
 		}
-		r.stopTarget()
-		r.summary.end(time.Now(), err, r.tl)
-		_ = writeJSON(filepath.Join(r.dir, SummaryFile), r.summary)
-		msg := "completed"
-		if err != nil {
-			msg = err.Error()
+		r.stopTarget(ctx)
+		if r.tgt != nil {
+			r.tgt.client.CloseIdleConnections()
 		}
-		r.event(timeline.Event{Kind: timeline.RunEnd, Message: msg})
-		_ = r.resBuf.Flush()
-		_ = r.tw.Flush()
-		r.tl.Complete = true
+		err = r.finish(err, rf)
 		if a := r.summary.FaultAcks; a.Count > 0 {
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
 		}
 	}()
+	if err := scenarios.SaveCopy(r.dir, sc); err != nil {
+		return res, r.writeFailed(scenarios.CopyFile, err)
+	}
+	if err := r.tw.Meta(r.tl.Meta); err != nil {
+		return res, r.writeFailed(timeline.FileName, err)
+	}
 
 	tgt, err := r.startTarget(ctx)
 	r.tgt = tgt
 	if err != nil {
-		return res, interrupted(ctx, err)
+		return res, r.stopped(ctx, err)
 	}
 	r.tl.Meta.Target, r.tl.Meta.BaseURL, r.tl.Meta.Control = tgt.desc, tgt.baseURL, tgt.controlAddr
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
-		return res, infra("cannot write the timeline", "", err)
+		return res, r.writeFailed(timeline.FileName, err)
 	}
 	if rb, err := rollbackPending(ctx, opts.StateDir, tgt.controlAddr); err != nil {
 		fmt.Fprintf(opts.Log, "  could not roll back the faults a killed run left at %s: %v\n", tgt.controlAddr, err)
@@ -224,16 +241,66 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		}
 	}
 	if err := r.checkFaultsCanFire(ctx); err != nil {
-		return res, err
+		return res, r.stopped(ctx, err)
 	}
 	stopSampler = r.startSampler()
 	if err := r.phases(ctx); err != nil {
-		return res, interrupted(ctx, err)
+		return res, r.stopped(ctx, err)
 	}
 	if err := r.readBack(ctx); err != nil {
-		return res, interrupted(ctx, err)
+		return res, r.stopped(ctx, err)
 	}
-	return res, nil
+	return res, r.stopped(ctx, nil)
+}
+
+// stopBudget is how long requests to the control endpoint may go on once
+// a run is stopping (Ctrl-C, a failed write): rolling back gets that long
+// in all, so that chaoskit exits within a few seconds even when the
+// endpoint hangs, and says what may still be on.
+const stopBudget = 3 * time.Second
+
+// afterStop returns a context that is not cancelled with ctx but ends
+// budget after ctx does.
+func afterStop(ctx context.Context, budget time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(budget, func() {
+			cancel(fmt.Errorf("the run stopped %v ago and the control endpoint has not answered since", budget))
+		})
+	})
+	return c, func() {
+		stop()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// controlCtx is the context of a request to the control endpoint.
+func (r *run) controlCtx() context.Context {
+	if r.control == nil {
+		return context.Background()
+	}
+	return r.control
+}
+
+// stopped gives the error a stage of the run ended with its meaning: a
+// record that could not be written, an interruption, or err itself.
+func (r *run) stopped(ctx context.Context, err error) error {
+	if werr := r.writeErr(); werr != nil {
+		return werr
+	}
+	if err == nil {
+		return nil
+	}
+	return interrupted(ctx, err)
 }
 
 func interrupted(ctx context.Context, err error) error {
@@ -243,21 +310,69 @@ func interrupted(ctx context.Context, err error) error {
 	return err
 }
 
-// prepareDir creates dir, replacing an earlier run's files in it. Faults
-// that earlier run may have left on are rolled back first.
-func prepareDir(ctx context.Context, dir string) error {
-	if dir == "" {
-		return errors.New("no run directory given")
-	}
-	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
-		_, _ = rollbackRecord(ctx, fr)
-	}
-	if _, err := os.Stat(filepath.Join(dir, timeline.FileName)); err == nil {
-		if err := os.RemoveAll(dir); err != nil {
-			return err
+// writeFailed records that a file of the run directory could not be
+// written: the run stops, and its error is an InfraError naming the file.
+// Only the first failure counts; it is returned.
+func (r *run) writeFailed(file string, err error) error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if r.werr == nil {
+		r.werr = infra("cannot write "+filepath.Join(r.dir, file),
+			"free space on the disk of the run directory or make it writable, or give --report-dir on another disk", err)
+		if r.stopRun != nil {
+			r.stopRun(r.werr)
 		}
 	}
-	return os.MkdirAll(dir, 0o755)
+	return r.werr
+}
+
+// writeErr is the first write failure of the run, or nil.
+func (r *run) writeErr() error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	return r.werr
+}
+
+// finish closes the run's record: the run's end on the timeline, the
+// timeline and the results written out and synced, run.json written, the
+// run directory synced and the outcome noted in its marker. A write
+// failure becomes the run's error unless an earlier error explains the
+// run better (a failure to roll back, a panic).
+func (r *run) finish(err error, rf *os.File) error {
+	if werr := r.writeErr(); werr != nil && (err == nil || errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled)) {
+		err = werr
+	}
+	msg := "completed"
+	if err != nil {
+		msg = err.Error()
+	}
+	r.event(timeline.Event{Kind: timeline.RunEnd, Message: msg})
+	r.tl.Complete = true
+	var werr error
+	if e := r.resBuf.Flush(); e != nil {
+		werr = r.writeFailed(ResultsFile, e)
+	} else if e := rf.Sync(); e != nil {
+		werr = r.writeFailed(ResultsFile, e)
+	}
+	if e := r.tw.Close(); e != nil {
+		werr = r.writeFailed(timeline.FileName, e)
+	}
+	if werr != nil && err == nil {
+		err = werr
+	}
+	r.summary.end(time.Now(), err, r.tl)
+	if e := outdir.WriteJSON(filepath.Join(r.dir, SummaryFile), r.summary); e != nil && err == nil {
+		err = r.writeFailed(SummaryFile, e)
+	}
+	if e := outdir.SyncDir(r.dir); e != nil && err == nil {
+		err = r.writeFailed(".", e)
+	}
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	_ = outdir.RecordOutcome(r.dir, r.summary.Outcome, errText)
+	return err
 }
 
 // checkFaultsCanFire refuses to run faults against a service whose markers
@@ -321,7 +436,9 @@ func (r *run) startSampler() func() {
 }
 
 // stopTarget stops a target chaoskit started, SIGTERM then SIGKILL.
-func (r *run) stopTarget() {
+// A run that was stopped (Ctrl-C) gives the target at most
+// interruptedGrace of its stop_grace: the user asked chaoskit to be done.
+func (r *run) stopTarget(ctx context.Context) {
 	if r.tgt == nil || r.tgt.proc == nil {
 		return
 	}
@@ -330,13 +447,20 @@ func (r *run) stopTarget() {
 	if p.exited() {
 		return
 	}
-	killed := p.stop(r.sc.Target.StopGrace.D())
+	grace := r.sc.Target.StopGrace.D()
+	if ctx.Err() != nil {
+		grace = min(grace, interruptedGrace)
+	}
+	killed := p.stop(grace)
 	msg := "stopped"
 	if killed {
 		msg = "killed"
 	}
-	r.event(processEvent(msg, map[string]any{"pid": p.pid(), "grace_ns": r.sc.Target.StopGrace.D()}))
+	r.event(processEvent(msg, map[string]any{"pid": p.pid(), "grace_ns": grace}))
 }
+
+// interruptedGrace bounds the stop grace of an interrupted run's target.
+const interruptedGrace = time.Second
 
 // noteExit records, once, that the target exited on its own.
 func (r *run) noteExit() {
@@ -356,7 +480,9 @@ func (r *run) event(e timeline.Event) {
 	r.tlMu.Lock()
 	r.tl.Events = append(r.tl.Events, e)
 	r.tlMu.Unlock()
-	_ = r.tw.Event(e)
+	if err := r.tw.Event(e); err != nil {
+		r.writeFailed(timeline.FileName, err)
+	}
 }
 
 func processEvent(what string, data map[string]any) timeline.Event {

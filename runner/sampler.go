@@ -69,6 +69,9 @@ func (s *sampler) sample(ctx context.Context) (map[string]any, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxStateDoc))
+		if r := redirected(resp); r != "" {
+			return nil, fmt.Errorf("GET %s: %s", s.url, r)
+		}
 		return nil, fmt.Errorf("GET %s: %s", s.url, resp.Status)
 	}
 	var doc map[string]any

@@ -41,7 +41,7 @@ const startAttempts = 3
 // startTarget brings the scenario's target up and waits until it is ready.
 func (r *run) startTarget(ctx context.Context) (*target, error) {
 	spec := r.sc.Target
-	t := &target{spec: spec, client: &http.Client{Timeout: 2 * time.Second}}
+	t := &target{spec: spec, client: ControlClient(controlTimeout)}
 	var err error
 	switch {
 	case spec.Demo != nil:
@@ -64,8 +64,12 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 
 func (t *target) setControl(addr string) {
 	t.controlAddr = normalizeURL(addr)
-	t.control = inject.NewHTTPController(t.controlAddr)
+	t.control = &inject.HTTPController{Base: t.controlAddr, Client: t.client}
 }
+
+// controlTimeout bounds each request of chaoskit's own to a target:
+// readiness probes, state samples, fault-hit reads and fault switches.
+const controlTimeout = 2 * time.Second
 
 func normalizeURL(s string) string {
 	if !strings.Contains(s, "://") {
@@ -189,7 +193,10 @@ func (r *run) spawn(argv, env []string, dir string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv}))
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv, "supervisor": proc.supervisor}))
+	if !proc.subreaper {
+		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: if chaoskit is killed, processes the target started that left its process group may outlive it")
+	}
 	return proc, nil
 }
 
@@ -289,7 +296,10 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 		last := t.probe(ctx, url, t.spec.Ready.Status)
 		if last == nil && t.control != nil {
 			if _, err := t.control.Active(ctx); err != nil {
-				last = fmt.Errorf("control endpoint %s: %v", t.controlAddr, errors.Unwrap(err))
+				if inner := errors.Unwrap(err); inner != nil {
+					err = inner // past "control endpoint unreachable"
+				}
+				last = fmt.Errorf("control endpoint %s: %v", t.controlAddr, err)
 			}
 		}
 		if last == nil {
@@ -319,6 +329,9 @@ func (t *target) probe(ctx context.Context, url string, status int) error {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if r := redirected(resp); r != "" && resp.StatusCode != status {
+		return fmt.Errorf("GET %s: %s (give target.ready.path the final path)", url, r)
+	}
 	if resp.StatusCode != status {
 		return fmt.Errorf("GET %s: %s, want %d", url, resp.Status, status)
 	}
@@ -339,6 +352,9 @@ func (t *target) hits(ctx context.Context) (rep inject.HitsReport, ok bool, err 
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
 		return rep, false, nil
+	}
+	if r := redirected(resp); r != "" {
+		return rep, false, fmt.Errorf("GET %s: %s", t.hitsURL, r)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return rep, false, fmt.Errorf("GET %s: %s", t.hitsURL, resp.Status)

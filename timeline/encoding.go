@@ -24,8 +24,13 @@ type record struct {
 // requests are buffered and flushed with the next event or by Flush, so a
 // crash loses at most the requests since the last event. It is safe for
 // concurrent use.
+//
+// The first error writing to the underlying writer (a full disk) is kept:
+// that call and every later one return it, and nothing more is written, so
+// the record on disk ends where it became untrue rather than with a gap.
 type Writer struct {
 	mu  sync.Mutex
+	w   io.Writer
 	buf *bufio.Writer
 	enc *json.Encoder
 	err error
@@ -34,7 +39,14 @@ type Writer struct {
 // NewWriter returns a Writer that writes to w.
 func NewWriter(w io.Writer) *Writer {
 	buf := bufio.NewWriterSize(w, 64<<10)
-	return &Writer{buf: buf, enc: json.NewEncoder(buf)}
+	return &Writer{w: w, buf: buf, enc: json.NewEncoder(buf)}
+}
+
+// Err returns the first write error, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 func (w *Writer) write(r record, flush bool) error {
@@ -68,6 +80,27 @@ func (w *Writer) Flush() error {
 	defer w.mu.Unlock()
 	if w.err == nil {
 		w.err = w.buf.Flush()
+	}
+	return w.err
+}
+
+// Close writes out buffered requests, syncs the underlying writer to
+// stable storage when it can be (an *os.File) and closes it when it is an
+// io.Closer. It returns the first error of the Writer's life: a timeline
+// Close accepts is complete on disk.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.buf.Flush()
+	}
+	if s, ok := w.w.(interface{ Sync() error }); ok && w.err == nil {
+		w.err = s.Sync()
+	}
+	if c, ok := w.w.(io.Closer); ok {
+		if err := c.Close(); err != nil && w.err == nil {
+			w.err = err
+		}
 	}
 	return w.err
 }

@@ -148,11 +148,18 @@ type ReadBackResult struct {
 
 // Keys of a PhaseEnd event's Data: how many requests the phase's pacer
 // planned, how many the load generator sent, and how many it could have in
-// flight at once.
+// flight at once; and the moment the load generator was furthest behind
+// its plan (an offset into the phase), with the requests planned and sent
+// by then. A generator that stalls and then catches up in a burst (a
+// paused process, a starved machine) sends its planned total but not the
+// load the scenario describes; the moment shows it.
 const (
 	PlannedRequests = "planned_requests"
 	SentRequests    = "sent_requests"
 	MaxWorkers      = "max_workers"
+	BehindAt        = "behind_at_ns"
+	PlannedBy       = "planned_by"
+	SentBy          = "sent_by"
 )
 
 // Phase is the span of one phase, derived from its start and end events.

@@ -14,8 +14,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -561,13 +563,83 @@ func TestSIGINTInEveryPhase(t *testing.T) {
 
 func TestKill9LeavesNoOrphan(t *testing.T) {
 	bin := chaoskitBin(t)
+	fix := fixtureBin(t)
 	t.Parallel()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	cmd, _ := startChaoskit(t, bin, fixtureScenarioFile(t, dir), out, "fixture-falls-back", phaseStarted("store-down"))
-	cmd.Process.Kill()
-	cmd.Wait()
-	assertNoOrphans(t, readTimeline(t, filepath.Join(out, "fixture-falls-back")))
+	plain := fmt.Sprintf(fixtureScenario, fix, filepath.Join(repoRoot(t), "testdata", "fixture"))
+	for _, tt := range []struct {
+		name     string
+		scenario string
+		// processes is how many processes at least chaoskit has below it
+		// at the kill: the target, and sh's child.
+		processes int
+	}{
+		{"the target", plain, 1},
+		// sh is the target; the service is its child, chaoskit's
+		// grandchild, with a fault on when chaoskit dies.
+		{"a target's child", strings.Replace(plain, `argv: [`+fix+`, --listen, "127.0.0.1:{port}", "--no-fallback=${broken}"]`,
+			`argv: [sh, -c, "`+fix+` --listen 127.0.0.1:{port} --no-fallback=${broken}; echo done"]`, 1), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.scenario == plain && tt.processes == 2 {
+				t.Fatal("the sh -c edit was not applied")
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			cmd, buf := startChaoskit(t, bin, writeFile(t, dir, "s.yaml", tt.scenario), out, "fixture-falls-back", func(e timeline.Event) bool { return e.Kind == timeline.FaultOn })
+			below := descendantsOf(cmd.Process.Pid)
+			cmd.Process.Kill()
+			cmd.Wait()
+			if len(below) < tt.processes {
+				// Not fatal: the processes found are still checked, and
+				// killed if they outlived chaoskit.
+				t.Errorf("chaoskit had %d processes below it (%v), want %d\n%s", len(below), below, tt.processes, buf)
+			}
+			for _, pid := range below {
+				deadline := time.Now().Add(3 * time.Second)
+				for alive(pid) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if alive(pid) {
+					cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("process %d (%s) outlived chaoskit's kill -9", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+				}
+			}
+			assertNoOrphans(t, readTimeline(t, filepath.Join(out, "fixture-falls-back")))
+		})
+	}
+}
+
+// descendantsOf lists the processes below pid, from /proc.
+func descendantsOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 {
+			if ppid, err := strconv.Atoi(fields[1]); err == nil {
+				children[ppid] = append(children[ppid], p)
+			}
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 func TestKill9ThenRollback(t *testing.T) {
@@ -861,5 +933,105 @@ func TestSeveralScenariosOnlyKeepGoingRateScale(t *testing.T) {
 	tl := readTimeline(t, filepath.Join(dir, "only", "fixture-falls-back"))
 	if tl.Meta.RateScale != 0.5 || tl.Meta.Vars["rate"] != "100/s" {
 		t.Errorf("meta %+v", tl.Meta)
+	}
+}
+
+// hangingProxy stands between chaoskit and the fixture's control endpoint
+// like controlProxy; once hang is called it takes every request and never
+// answers, as an endpoint stuck in a deadlock does, until release.
+func hangingProxy(t *testing.T, control string) (addr string, hang, release func()) {
+	t.Helper()
+	u, _ := url.Parse(control)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var hung atomic.Bool
+	released := make(chan struct{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hung.Load() {
+			select {
+			case <-released:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			hung.Store(false)
+			close(released)
+		})
+	}
+	t.Cleanup(func() { release(); srv.Close() })
+	return "http://" + ln.Addr().String(), func() { hung.Store(true) }, release
+}
+
+func TestInterruptWhileTheControlEndpointHangs(t *testing.T) {
+	bin := chaoskitBin(t)
+	fixtureBin(t)
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		// twice sends a second SIGINT this long after the first.
+		twice     time.Duration
+		code      int
+		within    time.Duration
+		extraSays string
+	}{
+		// Rollback gets a few seconds, then chaoskit gives up on the
+		// endpoint and says what may still be on: exit 3, since the
+		// faults were not rolled back.
+		{"one interrupt", 0, 3, 5 * time.Second, "once the endpoint answers"},
+		{"a second interrupt", 300 * time.Millisecond, 130, 1500 * time.Millisecond, "received again: exiting now"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base, control := serveFixture(t)
+			proxy, hang, release := hangingProxy(t, control)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			runDir := filepath.Join(out, "running-fixture")
+			cmd, buf := startChaoskit(t, bin, writeFile(t, dir, "s.yaml", urlScenario(base, proxy, 3*time.Second)), out, "running-fixture",
+				func(e timeline.Event) bool { return e.Kind == timeline.FaultOn })
+			hang()
+			cmd.Process.Signal(os.Interrupt)
+			start := time.Now()
+			if tt.twice > 0 {
+				time.Sleep(tt.twice)
+				cmd.Process.Signal(os.Interrupt)
+				start = time.Now()
+			}
+			code := waitExit(t, cmd, buf)
+			took := time.Since(start)
+			t.Logf("exit %d %v after the last interrupt", code, took)
+			if code != tt.code || took > tt.within {
+				t.Errorf("exit %d after %v, want %d within %v\n%s", code, took, tt.code, tt.within, buf)
+			}
+			// The fault really is still on: what chaoskit says is true.
+			if act := activeFaults(t, control); len(act) != 1 {
+				t.Errorf("active faults %v, want the one chaoskit could not switch off", act)
+			}
+			want := "chaoskit rollback " + runDir
+			for _, s := range []string{"faults may still be on at " + proxy + ": " + fixturePkg + "/itemQuery", want, tt.extraSays} {
+				if !strings.Contains(buf.String(), s) {
+					t.Errorf("output lacks %q:\n%s", s, buf)
+				}
+			}
+			// The command it printed switches the fault off once the
+			// endpoint answers again.
+			release()
+			res := runBin(t, bin, strings.Fields(strings.TrimPrefix(want, "chaoskit "))...)
+			if res.code != 0 || !strings.Contains(res.stdout, "1 fault(s) disabled") {
+				t.Errorf("%s: exit %d\n%s%s", want, res.code, res.stdout, res.stderr)
+			}
+			if act := activeFaults(t, control); len(act) != 0 {
+				t.Errorf("after rollback, active faults = %v", act)
+			}
+		})
 	}
 }

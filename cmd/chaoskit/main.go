@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
@@ -49,11 +52,48 @@ Exit codes: 0 every contract passed, 1 a contract failed or was inconclusive,
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stop := interruptible(context.Background(), os.Stderr, func(code int) { os.Exit(code) })
 	err := execute(ctx, newRoot())
 	stop()
 	os.Exit(report(err))
+}
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels: the run stops, rolls its faults back (for at most a few seconds
+// when the control endpoint hangs) and exits 130. A second signal does not
+// wait: it says which faults may still be on, with the command that
+// switches them off, and exits 130 at once through exit. stop releases the
+// signals.
+func interruptible(parent context.Context, w io.Writer, exit func(int)) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("%v received", s))
+		case <-done:
+			return
+		}
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(w, "chaoskit: %v received again: exiting now, without waiting for rollback\n", s)
+			for _, u := range runner.UnfinishedRuns() {
+				fmt.Fprintf(w, "chaoskit: faults may still be on at %s: %s; switch them off with: chaoskit rollback %s\n", u.Control, strings.Join(u.Points, ", "), u.Dir)
+			}
+			exit(exitcode.Interrupted)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel(nil)
+		})
+	}
 }
 
 // execute runs the command line. An error cobra returns before any

@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// Files the target's output goes to, in the run directory.
+const (
+	TargetStdout = "target.stdout"
+	TargetStderr = "target.stderr"
+)
+
+// runFiles are the entries chaoskit writes in a run directory: the run's
+// own, the reports `chaoskit report` writes there, and the temporary files
+// of older versions' renames. Replacing a run directory removes these and
+// nothing else.
+var runFiles = []string{
+	timeline.FileName, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
+	TargetStdout, TargetStderr, FaultRecord + ".tmp", SummaryFile + ".tmp",
+	"report.json", "junit.xml", "report.md", "report.html",
+}
+
+// isRunFile says whether name is an entry chaoskit writes in a run
+// directory.
+func isRunFile(name string, isDir bool) bool {
+	return slices.Contains(runFiles, name) && isDir == (name == scenarios.CopyIncludeDir)
+}
+
+// IsRunDir reports whether dir is a run directory chaoskit made: it
+// carries chaoskit's marker of a run, or (made before markers) it holds a
+// timeline and nothing chaoskit does not write in a run directory.
+func IsRunDir(dir string) bool {
+	if m, ok, err := outdir.ReadMarker(dir); ok && err == nil {
+		return m.Kind == outdir.Run || m.Kind == ""
+	}
+	entries, err := os.ReadDir(dir)
+	return err == nil && legacyRunDir(dir, entries)
+}
+
+// legacyRunDir says whether entries are those of a run directory written
+// before run directories were marked.
+func legacyRunDir(_ string, entries []fs.DirEntry) bool {
+	timelineFound := false
+	for _, e := range entries {
+		if !isRunFile(e.Name(), e.IsDir()) || !(e.Type().IsRegular() || e.IsDir()) {
+			return false
+		}
+		timelineFound = timelineFound || e.Name() == timeline.FileName
+	}
+	return timelineFound
+}
+
+// ReplaceRunDir empties dir of a run's files, if it is a run directory
+// chaoskit made (see IsRunDir); files it does not write there stay.
+func ReplaceRunDir(dir string) error {
+	if err := adopt(dir); err != nil {
+		return err
+	}
+	return outdir.RemoveFiles(dir, isRunFile)
+}
+
+// RemoveRunDir removes a run directory chaoskit made: its run's files and
+// then the directory, unless something chaoskit did not write is in it.
+func RemoveRunDir(dir string) error {
+	if err := adopt(dir); err != nil {
+		return err
+	}
+	return outdir.RemoveDir(dir, isRunFile)
+}
+
+// adopt marks a run directory an older chaoskit made without a marker.
+func adopt(dir string) error {
+	if outdir.Owned(dir) || !IsRunDir(dir) {
+		return nil // RemoveFiles refuses an unmarked directory
+	}
+	return outdir.Mark(dir, outdir.Marker{Kind: outdir.Run})
+}
+
+// prepareDir makes dir the run directory of sc: created and marked as
+// chaoskit's, or, when it holds an earlier run of chaoskit's, emptied of
+// that run's files after the faults that run may have left on are rolled
+// back. A directory chaoskit did not make is refused (exit 3) and left as
+// it is, whatever path the scenario's name made of it.
+func prepareDir(ctx context.Context, dir string, m outdir.Marker) error {
+	if dir == "" {
+		return infra("no run directory given", "", nil)
+	}
+	m.Kind = outdir.Run
+	earlier, err := outdir.Claim(dir, m, func(k outdir.Kind) bool { return k == outdir.Run }, legacyRunDir)
+	var fe *outdir.ForeignError
+	if errors.As(err, &fe) {
+		return infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir, or the scenario a name, that makes a new or empty directory", err)
+	}
+	if err != nil {
+		return infra("cannot create the run directory", "", err)
+	}
+	if !earlier {
+		return nil
+	}
+	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
+		_, _ = rollbackRecord(ctx, fr)
+	}
+	if err := ReplaceRunDir(dir); err != nil {
+		return infra("cannot replace the earlier run in "+dir, "", err)
+	}
+	if err := outdir.Mark(dir, m); err != nil {
+		return infra("cannot create the run directory", "", err)
+	}
+	return nil
+}
+
+// RecordedOutcome returns how the run in dir ended as its marker records
+// it (see Run): ok is false when the marker holds no outcome, as after a
+// kill -9 or for a run made before markers.
+func RecordedOutcome(dir string) (outcome, errText string, ok bool) {
+	m, marked, err := outdir.ReadMarker(dir)
+	if err != nil || !marked || m.Outcome == "" {
+		return "", "", false
+	}
+	return m.Outcome, m.Error, true
+}

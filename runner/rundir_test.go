@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+func writeFiles(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+func TestPrepareDirReplacesOnlyItsOwnRuns(t *testing.T) {
+	marker := outdir.Marker{Name: "s"}
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, report string) (dir string)
+		// left are the files that must be there afterwards (besides the
+		// marker); refused says prepareDir must refuse.
+		left    []string
+		refused bool
+	}{
+		{"new", func(t *testing.T, report string) string { return filepath.Join(report, "s") }, nil, false},
+		{"an earlier run", func(t *testing.T, report string) string {
+			dir := filepath.Join(report, "s")
+			if err := prepareDir(context.Background(), dir, marker); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, timeline.FileName, ResultsFile, SummaryFile, "scenario-include/1-common.yaml", ".run.json.tmp-42", "notes.txt")
+			return dir
+		}, []string{"notes.txt"}, false},
+		{"an older chaoskit's run", func(t *testing.T, report string) string {
+			dir := filepath.Join(report, "s")
+			writeFiles(t, dir, timeline.FileName, FaultRecord, TargetStderr)
+			return dir
+		}, nil, false},
+		// A scenario named ".." makes the run directory the report
+		// directory's parent: it is not chaoskit's and must stay whole.
+		{"the parent of the report directory", func(t *testing.T, report string) string {
+			parent := filepath.Dir(report)
+			writeFiles(t, parent, timeline.FileName, "project/main.go")
+			return filepath.Join(report, "..")
+		}, []string{"project/main.go", timeline.FileName}, true},
+		{"the report directory itself", func(t *testing.T, report string) string {
+			if err := outdir.Mark(report, outdir.Marker{Kind: outdir.Report}); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, report, "report.json", timeline.FileName)
+			return report
+		}, []string{"report.json", timeline.FileName}, true},
+		{"someone's directory with a timeline in it", func(t *testing.T, report string) string {
+			dir := filepath.Join(report, "s")
+			writeFiles(t, dir, timeline.FileName, "thesis.tex")
+			return dir
+		}, []string{"thesis.tex", timeline.FileName}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "out")
+			os.MkdirAll(report, 0o755)
+			dir := tt.setup(t, report)
+			err := prepareDir(context.Background(), dir, marker)
+			var ie *InfraError
+			if tt.refused {
+				if !errors.As(err, &ie) || !strings.Contains(err.Error(), "will not write the run into") || !strings.Contains(ie.Fix, "new or empty directory") {
+					t.Fatalf("prepareDir = %v, want a refusal with a hint", err)
+				}
+				if got := entries(t, dir); !slices.Equal(withoutMarker(got), tt.left) {
+					t.Errorf("a refused directory changed: %v, want %v", got, tt.left)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, ok, _ := outdir.ReadMarker(dir); !ok || m.Kind != outdir.Run || m.Name != "s" {
+				t.Errorf("marker %+v", m)
+			}
+			if got := withoutMarker(entries(t, dir)); !slices.Equal(got, tt.left) {
+				t.Errorf("left %v, want %v", got, tt.left)
+			}
+		})
+	}
+}
+
+func withoutMarker(files []string) []string {
+	return slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == outdir.MarkerFile })
+}
