@@ -78,7 +78,12 @@ func Open(ctx context.Context, path string, products int) (*Store, error) {
 		s.temp = dir
 		s.path = filepath.Join(dir, "shop.db")
 	}
-	db, err := sql.Open("sqlite", "file:"+s.path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)")
+	// _txlock=immediate: a transaction takes the write lock when it begins,
+	// waiting up to busy_timeout for it. A deferred one that has read first
+	// cannot upgrade its snapshot once another writer committed: SQLite
+	// answers SQLITE_BUSY at once, whatever busy_timeout says, and two
+	// concurrent orders with one idempotency key failed so.
+	db, err := sql.Open("sqlite", "file:"+s.path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		s.cleanup()
 		return nil, err
