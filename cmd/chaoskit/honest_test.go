@@ -59,16 +59,17 @@ func TestShortLoadIsInconclusive(t *testing.T) {
 	fixtureBin(t)
 	t.Parallel()
 	for _, target := range []string{"fixture", "demo"} {
-		// A rate no machine sends: the figure names it.
+		// A rate under the loader's ceiling (1,000,000/s) that no machine
+		// of this size sends: the figure names it.
 		t.Run(target+"/absurd rate", func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out")
-			res := runBin(t, bin, "run", writeFile(t, dir, "s.yaml", scenarioFor(t, target, "1000000000/s", time.Second)), "--report-dir", out)
+			res := runBin(t, bin, "run", writeFile(t, dir, "s.yaml", scenarioFor(t, target, "900000/s", time.Second)), "--report-dir", out)
 			if res.code != 1 {
 				t.Fatalf("exit %d, want 1 (inconclusive)\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
 			c := readReport(t, out).Scenarios[0].Contracts[0]
-			if c.Verdict != "inconclusive" || !strings.Contains(res.stdout, `of the 1,000,000,000 requests planned for phase "only"`) || !strings.Contains(res.stdout, "INCONCLUSIVE") {
+			if c.Verdict != "inconclusive" || !strings.Contains(res.stdout, `requests planned for phase "only"`) || !strings.Contains(res.stdout, `of the 900,0`) || !strings.Contains(res.stdout, "INCONCLUSIVE") {
 				t.Errorf("contract %+v\n%s", c, res.stdout)
 			}
 		})
