@@ -268,12 +268,7 @@ func (g *permits) done(err error) {
 // *PanicError. It raises the panic again unless keepPanic, and then
 // returns the *PanicError.
 func (g *permits) panicked(r any, keepPanic bool) error {
-	var pe *PanicError
-	if r == nil {
-		pe = &PanicError{Value: "runtime.Goexit"}
-	} else {
-		pe = NewPanicError(r)
-	}
+	pe := panicError(r)
 	g.done(pe)
 	if r == nil {
 		return nil
@@ -373,27 +368,18 @@ func run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error
 			permit.Done(err)
 			return
 		}
-		err = panicked(permit, recover(), keepPanic)
+		r := recover()
+		if !keepPanic || r == nil {
+			permit.Panicked(r)
+			return
+		}
+		pe := panicError(r)
+		permit.Done(pe)
+		err = pe
 	}()
 	v, err = fn(ctx)
 	finished = true
 	return v, err
-}
-
-// panicked reports to permit a call that panicked with r (nil for
-// runtime.Goexit, as in t.FailNow, which is recorded and goes on) and
-// raises the panic again, or returns it as a *PanicError if keepPanic.
-func panicked(permit Permit, r any, keepPanic bool) error {
-	if r == nil {
-		permit.Done(&PanicError{Value: "runtime.Goexit"})
-		return nil
-	}
-	pe := NewPanicError(r)
-	permit.Done(pe)
-	if !keepPanic {
-		panic(r)
-	}
-	return pe
 }
 
 // rethrow raises again a panic that Execute turned into a *PanicError

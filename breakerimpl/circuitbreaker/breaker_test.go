@@ -127,8 +127,6 @@ func TestBreakerTransitions(t *testing.T) {
 			),
 		},
 		{
-			// A success does not read the clock: a timer marks the bucket's
-			// end, and the next success turns the buckets.
 			name: "error rate: successes count in the bucket of their time",
 			settings: circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{
 				Window: 10 * time.Second, Buckets: 10, MinRequests: 10, Percent: 50,
