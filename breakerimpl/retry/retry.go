@@ -24,9 +24,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"time"
-
 	"sync/atomic"
+	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -202,11 +201,10 @@ func New(s Settings) *Retry {
 // Begin starts a call: it counts it in the budget and returns its first
 // Attempt.
 func (r *Retry) Begin(context.Context) breakerimpl.Attempt {
-	now := r.clock.Nanotime()
 	if r.budget != nil {
-		r.budget.call(now)
+		r.budget.call()
 	}
-	return breakerimpl.Attempt{N: 1, Start: now}
+	return breakerimpl.Attempt{N: 1, Start: r.clock.Nanotime()}
 }
 
 // AttemptLimit returns the timeout of each attempt, or nil.
@@ -262,7 +260,7 @@ func (r *Retry) decide(ctx context.Context, a breakerimpl.Attempt, err error) (t
 	if dl, ok := ctx.Deadline(); ok && !r.clock.Now().Add(wait).Before(dl) {
 		return 0, WhyDeadline
 	}
-	if r.budget != nil && !r.budget.retry(now) {
+	if r.budget != nil && !r.budget.retry() {
 		return 0, WhyBudget
 	}
 	return wait, ""
