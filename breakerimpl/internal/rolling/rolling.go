@@ -59,12 +59,12 @@ func New(c clock.Clock, span time.Duration, n int) *Window {
 // Width returns the width of a bucket.
 func (w *Window) Width() time.Duration { return time.Duration(w.width) }
 
-// Add adds n to slot of the live bucket.
-func (w *Window) Add(slot int, n int64) {
+// Add adds n to slot of the live bucket and returns the slot's new count.
+func (w *Window) Add(slot int, n int64) int64 {
 	if now := w.clock.Nanotime(); now >= w.end.Load() {
 		w.turn(now)
 	}
-	w.buckets[w.live.Load()][slot].Add(n)
+	return w.buckets[w.live.Load()][slot].Add(n)
 }
 
 // Sum returns the counts of the whole window added up.
