@@ -123,9 +123,9 @@ func TestUpdateHalfOpenWait(t *testing.T) {
 	}
 }
 
-// TestEventsPrintReadably checks what %v makes of the event and state
-// types.
-func TestEventsPrintReadably(t *testing.T) {
+// TestStateChangePrintsReadably checks what %v makes of a change, its
+// counts and the state and override types.
+func TestStateChangePrintsReadably(t *testing.T) {
 	at := time.Date(2024, 1, 1, 0, 0, 10, 0, time.UTC)
 	for _, tc := range []struct {
 		v    any

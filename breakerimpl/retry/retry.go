@@ -22,6 +22,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -121,6 +122,21 @@ type Event struct {
 	Err     error         // its error
 	Wait    time.Duration // Retrying: the wait before the next attempt
 	Why     string        // GaveUp: one of the Why constants
+}
+
+// String describes the event on one line, for logs and %v, as in "retry
+// recs: attempt 1 failed (EOF); retrying in 150ms" or "retry recs: attempt
+// 3 failed (EOF); gave up: max-attempts".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	s := fmt.Sprintf("retry%s: attempt %d failed (%v); ", name, e.Attempt, e.Err)
+	if e.Kind == Retrying {
+		return s + "retrying in " + e.Wait.String()
+	}
+	return s + "gave up: " + e.Why
 }
 
 // Snapshot is the state of a Retry, for metrics.

@@ -37,6 +37,7 @@ package shed
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -132,6 +133,17 @@ type Event struct {
 	Name     string
 	Kind     EventKind
 	Snapshot Snapshot
+}
+
+// String describes the event on one line, for logs and %v, as in
+// "shedder search: started dropping (cpu 0.95, in flight 12, limit 8.5)".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	s := e.Snapshot
+	return fmt.Sprintf("shedder%s: %s dropping (cpu %.2f, in flight %d, limit %.1f)", name, e.Kind, s.CPU, s.InFlight, s.Limit)
 }
 
 // Snapshot is the state of a Shedder, for metrics.

@@ -90,6 +90,17 @@ type Event struct {
 	Snapshot Snapshot
 }
 
+// String describes the event on one line, for logs and %v, as in
+// "timeout recs: timeout: call ran past its deadline after 1s: read: EOF
+// (3 timed out)".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	return fmt.Sprintf("timeout%s: %v (%d timed out)", name, e.Err, e.Snapshot.TimedOut)
+}
+
 // Snapshot is the state of a Timeout, for metrics.
 type Snapshot struct {
 	Name     string
