@@ -42,6 +42,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // Errors returned by Allow and Execute when the breaker refuses a call.
@@ -60,11 +61,19 @@ type Breaker struct {
 	clock  clock.Clock
 	period atomic.Pointer[period] // the current state; replaced whole on every change
 	probes probeSlots
-	_      [128]byte
+	_      [128]byte // keeps the counts every call writes off the line of period, which every call reads
 
-	// Lifetime counts. Rejections are calls turned away: open, half-open
-	// full, throttled.
-	successes, failures, ignored, slowCalls, rejections atomic.Uint64
+	// counts are the lifetime counts of the calls admitted in closed
+	// periods, by outcome, and of the adaptive throttle's rejections (by
+	// the slots of rule.go). The windows of ErrorRate and Adaptive count
+	// in them, each from its period's start; with the other rules the
+	// breaker counts in them itself.
+	counts rolling.Totals
+
+	// Lifetime counts of the rest: outcomes of probes and of calls that
+	// outlived the period that admitted them, rejections while open or
+	// half-open, ignored calls, and slow calls (also in the failures).
+	otherSuccesses, otherFailures, rejections, ignored, slowCalls atomic.Uint64
 
 	mu             sync.Mutex // serialises changes of state and settings, and their events
 	changes        uint64
@@ -103,6 +112,7 @@ type period struct {
 	streak  int           // Open, HalfOpen: openings in a row without closing
 
 	window   Window          // Closed: the rule's counts
+	counting bool            // Closed: window counts in the breaker's counts itself
 	throttle *throttleWindow // Closed, adaptive rule, not forced closed
 	half     *halfOpen       // HalfOpen
 }
@@ -165,9 +175,19 @@ func (s *probeSlots) count() int {
 func New(s Settings) *Breaker {
 	s = s.withDefaults()
 	b := &Breaker{name: s.Name, clock: s.Clock}
-	p := &period{state: Closed, cfg: &s, since: b.clock.Nanotime(), window: s.Rule.NewWindow(b.clock)}
+	p := &period{state: Closed, cfg: &s, since: b.clock.Nanotime()}
+	b.newWindow(p)
 	b.install(p)
 	return b
+}
+
+// newWindow gives closed period p fresh counts from its rule.
+func (b *Breaker) newWindow(p *period) {
+	if r, ok := p.cfg.Rule.(countingRule); ok {
+		p.window, p.counting = r.newWindowOver(&b.counts, b.clock), true
+		return
+	}
+	p.window, p.counting = p.cfg.Rule.NewWindow(b.clock), false
 }
 
 // Name returns Settings.Name.
@@ -224,8 +244,7 @@ func (b *Breaker) Allow(context.Context) (breakerimpl.Permit, error) {
 		p := b.period.Load()
 		if p.state == Closed {
 			if t := p.throttle; t != nil && !t.admit(p.cfg.Rand) {
-				b.rejections.Add(1)
-				return breakerimpl.Permit{}, ErrThrottled
+				return breakerimpl.Permit{}, ErrThrottled // counted by the window
 			}
 			return b.permit(p, 0), nil
 		}
@@ -275,35 +294,44 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 	if err != nil || id&timedBit != 0 {
 		o, slow = b.outcome(p.cfg, pm, err)
 	}
-	switch o {
-	case breakerimpl.Success:
-		b.successes.Add(1)
-	case breakerimpl.Failure:
-		b.failures.Add(1)
-		if slow {
-			b.slowCalls.Add(1)
-		}
-	default:
+	if slow {
+		b.slowCalls.Add(1)
+	}
+	current := p.gen == id>>genShift
+	switch {
+	case o == breakerimpl.Ignored:
 		b.ignored.Add(1)
-		return
-	}
-	if p.gen != id>>genShift {
-		return
-	}
-	switch p.state {
-	case Closed:
+	case !current || p.state != Closed:
 		if o == breakerimpl.Success {
-			p.window.Success()
-		} else if p.window.Failure() && p.override == Automatic {
+			b.otherSuccesses.Add(1)
+		} else {
+			b.otherFailures.Add(1)
+		}
+		if current && p.state == HalfOpen {
+			b.probed(p, o)
+		}
+	case o == breakerimpl.Success:
+		if !p.counting {
+			b.counts[slotSuccesses].Add(1)
+		}
+		p.window.Success()
+	default:
+		if !p.counting {
+			b.counts[slotFailures].Add(1)
+		}
+		if p.window.Failure() && p.override == Automatic {
 			b.change(p, Open, Tripped)
 		}
-	case HalfOpen:
-		if o == breakerimpl.Failure {
-			p.half.flunked.Store(true)
-			b.change(p, Open, ProbeFailed)
-		} else if p.half.passed.Add(1) >= int32(p.cfg.HalfOpenSuccesses) {
-			b.change(p, Closed, ProbesSucceeded)
-		}
+	}
+}
+
+// probed records the outcome of a probe of half-open period p.
+func (b *Breaker) probed(p *period, o breakerimpl.Outcome) {
+	if o == breakerimpl.Failure {
+		p.half.flunked.Store(true)
+		b.change(p, Open, ProbeFailed)
+	} else if p.half.passed.Add(1) >= int32(p.cfg.HalfOpenSuccesses) {
+		b.change(p, Closed, ProbesSucceeded)
 	}
 }
 
@@ -357,7 +385,7 @@ func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, deta
 		next.streak = cur.streak
 		next.until = next.since + int64(next.cfg.MaxHalfOpenWait)
 	case Closed:
-		next.window = next.cfg.Rule.NewWindow(b.clock)
+		b.newWindow(next)
 	}
 	if why == ProbesTimedOut {
 		b.probes.abandon(cur.gen)
@@ -466,7 +494,7 @@ func (b *Breaker) Update(change func(*Settings)) {
 		if w, ok := cur.window.(reconfigurable); ok && w.reconfigure(s.Rule) {
 			break
 		}
-		next.window = s.Rule.NewWindow(b.clock)
+		b.newWindow(&next)
 		b.install(&next)
 		b.publish(&next, StateChange{From: Closed, To: Closed, Reason: Reconfigured, Counts: cur.counts()})
 		return
@@ -506,11 +534,11 @@ func (b *Breaker) Snapshot() Snapshot {
 		Since:          wall.Add(-time.Duration(now - p.since)),
 		Window:         p.counts(),
 		ProbesRunning:  b.probes.count(),
-		Successes:      b.successes.Load(),
-		Failures:       b.failures.Load(),
+		Successes:      uint64(b.counts[slotSuccesses].Load()) + b.otherSuccesses.Load(),
+		Failures:       uint64(b.counts[slotFailures].Load()) + b.otherFailures.Load(),
 		Ignored:        b.ignored.Load(),
 		SlowCalls:      b.slowCalls.Load(),
-		Rejections:     b.rejections.Load(),
+		Rejections:     uint64(b.counts[slotRejected].Load()) + b.rejections.Load(),
 		StateChanges:   b.changes,
 	}
 	if p.state == Open && p.override != ForcedOpen {

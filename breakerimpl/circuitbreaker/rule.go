@@ -50,6 +50,22 @@ type Counts struct {
 	ConsecutiveFailures uint64 `json:"consecutiveFailures,omitempty"`
 }
 
+// countingRule is a rule of this package whose window counts in totals it
+// is given. The breaker gives it its own lifetime counts (successes,
+// failures, rejections), so that a success is counted once, by one atomic
+// add, for the window and for the lifetime at once.
+type countingRule interface {
+	Rule
+	newWindowOver(t *rolling.Totals, c clock.Clock) Window
+}
+
+// The slots of the counts of a rolling rule's window and of a breaker.
+const (
+	slotSuccesses = iota
+	slotFailures
+	slotRejected
+)
+
 // reconfigurable is a window that can adopt the thresholds of rule r while
 // keeping its counts. It reports false if r is a different kind of rule or
 // changes the window's shape (span or buckets).
@@ -114,8 +130,8 @@ func (w *consecutiveWindow) reconfigure(r Rule) bool {
 // bucket is dropped as time moves on, so the window covers between
 // Window − Window/Buckets and Window of history.
 //
-// Counts fills Requests, Successes and Failures. Under heavy concurrency a
-// count landing exactly as a bucket turns over may be attributed to the
+// Counts fills Requests, Successes and Failures. Under concurrency a count
+// landing exactly as a bucket turns over may be attributed to the
 // neighbouring bucket; none is lost.
 type ErrorRate struct {
 	// Window is the span of history judged. Zero or less means 10 s.
@@ -132,9 +148,11 @@ type ErrorRate struct {
 }
 
 // NewWindow implements Rule.
-func (r ErrorRate) NewWindow(c clock.Clock) Window {
+func (r ErrorRate) NewWindow(c clock.Clock) Window { return r.newWindowOver(new(rolling.Totals), c) }
+
+func (r ErrorRate) newWindowOver(t *rolling.Totals, c clock.Clock) Window {
 	r = r.withDefaults()
-	w := &errorRateWindow{outcomes: newOutcomes(c, r.Window, r.Buckets)}
+	w := &errorRateWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
 	w.minRequests.Store(uint64(r.MinRequests))
 	w.percent.Store(uint64(r.Percent))
 	return w
@@ -171,15 +189,8 @@ type outcomes struct {
 	buckets int
 }
 
-// The slots of an outcomes window.
-const (
-	slotSuccesses = iota
-	slotFailures
-	slotRejected
-)
-
-func newOutcomes(c clock.Clock, span time.Duration, buckets int) *outcomes {
-	return &outcomes{Window: rolling.New(c, span, buckets), span: span, buckets: buckets}
+func newOutcomes(t *rolling.Totals, c clock.Clock, span time.Duration, buckets int) *outcomes {
+	return &outcomes{Window: rolling.Over(t, c, span, buckets), span: span, buckets: buckets}
 }
 
 func (w *outcomes) Success() { w.Add(slotSuccesses, 1) }
@@ -276,9 +287,11 @@ type Adaptive struct {
 }
 
 // NewWindow implements Rule.
-func (r Adaptive) NewWindow(c clock.Clock) Window {
+func (r Adaptive) NewWindow(c clock.Clock) Window { return r.newWindowOver(new(rolling.Totals), c) }
+
+func (r Adaptive) newWindowOver(t *rolling.Totals, c clock.Clock) Window {
 	r = r.withDefaults()
-	w := &throttleWindow{outcomes: newOutcomes(c, r.Window, r.Buckets)}
+	w := &throttleWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
 	w.rule.Store(&r)
 	return w
 }

@@ -4,18 +4,21 @@
 // circuit breaker's error-rate and adaptive rules, the retry budget, the
 // load shedder and the sliding-window rate limiter.
 //
-// A bucket holds Slots counts; each user gives them its own meaning (a
-// breaker counts successes, failures and rejections, a shedder passes and
-// their summed latency). Add is lock-free, so that it can sit on a hot
-// path: it reads the clock once, and only the call that finds the live
-// bucket ended takes the lock to turn the ring. The buckets are aligned on
-// the moment the window was made.
+// A window counts Slots kinds of event; each user gives the slots its own
+// meaning (a breaker counts successes, failures and rejections, a shedder
+// passes and their summed latency). The counts are Totals that only grow:
+// at each bucket boundary the window records the totals of that moment (a
+// mark), and a bucket's count is the difference between its mark and the
+// next. Add is therefore one atomic add to a total, after a look at the
+// clock; only the call that finds the live bucket ended takes the lock to
+// turn the ring. No count is ever cleared, so none is lost to a race with
+// a turn: a count added while the ring turns falls in the bucket that ends
+// or in the one that begins. The buckets are aligned on the moment the
+// window was made.
 //
-// Counts are exact while one goroutine at a time uses a window. Under
-// concurrency, an Add that races with the turn of the ring lands in the
-// bucket that just ended instead of the one that just began; none is lost
-// unless a goroutine stalls between reading the live bucket and adding to
-// it for a whole window.
+// Several windows, one after another, may count over the same Totals (a
+// circuit breaker makes one per closed period over its own lifetime
+// counts): each counts from the totals as they were when it was made.
 package rolling
 
 import (
@@ -26,32 +29,57 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 )
 
-// Slots is how many counts a bucket holds.
+// Slots is how many kinds of event a window counts.
 const Slots = 3
 
-// Counts are the counts of one bucket, or of several added up, by slot.
+// Counts are counts by slot: of one bucket, or of several added up.
 type Counts [Slots]int64
 
-// Window is a rolling window. Make one with New; it is safe for concurrent
-// use.
-type Window struct {
-	clock   clock.Clock
-	width   int64 // of a bucket, in nanoseconds
-	buckets []bucket
+// Totals are counts by slot that only grow. Read them with Load.
+type Totals [Slots]atomic.Int64
 
-	live atomic.Int64 // index of the bucket being filled
-	end  atomic.Int64 // Nanotime at which the live bucket ends
-
-	mu sync.Mutex // held to turn the ring
+// Load returns the totals now.
+func (t *Totals) Load() Counts {
+	var c Counts
+	for i := range c {
+		c[i] = t[i].Load()
+	}
+	return c
 }
 
-type bucket [Slots]atomic.Int64
+// Window is a rolling window. Make one with New or Over; it is safe for
+// concurrent use.
+type Window struct {
+	clock  clock.Clock
+	width  int64 // of a bucket, in nanoseconds
+	totals *Totals
+	end    atomic.Int64 // Nanotime at which the live bucket ends
+
+	// oldest is the mark of the oldest bucket, for Sum to read without the
+	// lock.
+	oldest Totals
+
+	mu    sync.Mutex // held to turn the ring, and to read marks
+	live  int        // the bucket being filled
+	marks []Counts   // marks[i] is the totals when bucket i began
+}
 
 // New returns an empty window of n buckets spanning span on c (n at least
-// 1, a bucket at least a nanosecond wide). Its first bucket begins now.
+// 1, a bucket at least a nanosecond wide), counting in totals of its own.
+// Its first bucket begins now.
 func New(c clock.Clock, span time.Duration, n int) *Window {
+	return Over(new(Totals), c, span, n)
+}
+
+// Over is New counting in t, from t's counts now.
+func Over(t *Totals, c clock.Clock, span time.Duration, n int) *Window {
 	n = max(n, 1)
-	w := &Window{clock: c, width: max(int64(span)/int64(n), 1), buckets: make([]bucket, n)}
+	w := &Window{clock: c, width: max(int64(span)/int64(n), 1), totals: t, marks: make([]Counts, n)}
+	now := t.Load()
+	for i := range w.marks {
+		w.marks[i] = now
+	}
+	w.setOldest(now)
 	w.end.Store(c.Nanotime() + w.width)
 	return w
 }
@@ -59,49 +87,58 @@ func New(c clock.Clock, span time.Duration, n int) *Window {
 // Width returns the width of a bucket.
 func (w *Window) Width() time.Duration { return time.Duration(w.width) }
 
-// Add adds n to slot of the live bucket and returns the slot's new count.
+// Add adds n to slot and returns the slot's new total.
 func (w *Window) Add(slot int, n int64) int64 {
 	if now := w.clock.Nanotime(); now >= w.end.Load() {
 		w.turn(now)
 	}
-	return w.buckets[w.live.Load()][slot].Add(n)
+	return w.totals[slot].Add(n)
 }
 
-// Sum returns the counts of the whole window added up.
+// Sum returns the counts of the whole window.
 func (w *Window) Sum() Counts {
-	var sum Counts
-	w.Reduce(func(_ int, c Counts) {
-		for i := range sum {
-			sum[i] += c[i]
-		}
-	})
+	if now := w.clock.Nanotime(); now >= w.end.Load() {
+		w.turn(now)
+	}
+	// The mark first: the totals read after it can only be larger, so the
+	// differences are never negative.
+	start := w.oldest.Load()
+	sum := w.totals.Load()
+	for i := range sum {
+		sum[i] -= start[i]
+	}
 	return sum
 }
 
 // Reduce calls fn with the counts of every bucket of the window, newest
 // first: age 0 is the live bucket, which began less than a bucket's width
 // ago, age 1 the one before it, and so on. It returns how far the clock is
-// into the live bucket.
+// into the live bucket. fn runs with the window locked: it must not call
+// the window.
 func (w *Window) Reduce(fn func(age int, c Counts)) (into time.Duration) {
 	now := w.clock.Nanotime()
 	if now >= w.end.Load() {
 		w.turn(now)
 	}
-	live := int(w.live.Load())
-	n := len(w.buckets)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := w.totals.Load() // where the live bucket ends, so far
+	n := len(w.marks)
 	for age := range n {
-		b := &w.buckets[(live-age+n)%n]
+		i := (w.live - age + n) % n
 		var c Counts
-		for i := range c {
-			c[i] = b[i].Load()
+		for s := range c {
+			c[s] = next[s] - w.marks[i][s]
 		}
 		fn(age, c)
+		next = w.marks[i]
 	}
 	return time.Duration(max(now-(w.end.Load()-w.width), 0))
 }
 
-// turn moves the live bucket on to the one that holds now, emptying the
-// buckets it moves to, if the live bucket has ended.
+// turn moves the live bucket on to the one that holds now, marking the
+// totals at the start of each bucket it moves to, if the live bucket has
+// ended.
 func (w *Window) turn(now int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -110,15 +147,18 @@ func (w *Window) turn(now int64) {
 		return // another caller turned it
 	}
 	steps := (now-end)/w.width + 1
-	n := int64(len(w.buckets))
-	live := w.live.Load()
-	for range min(steps, n) {
-		live = (live + 1) % n
-		for i := range w.buckets[live] {
-			w.buckets[live][i].Store(0)
-		}
+	n := len(w.marks)
+	m := w.totals.Load()
+	for range min(steps, int64(n)) {
+		w.live = (w.live + 1) % n
+		w.marks[w.live] = m
 	}
-	// Emptied before it is made live, so that no Add to it is lost.
-	w.live.Store(live)
+	w.setOldest(w.marks[(w.live+1)%n])
 	w.end.Store(end + steps*w.width)
+}
+
+func (w *Window) setOldest(m Counts) {
+	for i, v := range m {
+		w.oldest[i].Store(v)
+	}
 }

@@ -138,7 +138,7 @@ func TestWindowConcurrentAdds(t *testing.T) {
 
 // TestWindowTurnsUnderLoad moves the clock across buckets while goroutines
 // add: every count lands in some bucket of the window, which is wider than
-// the test, so none drops out.
+// the test, so none drops out, and the buckets add up to the totals.
 func TestWindowTurnsUnderLoad(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
 	w := New(clk, time.Hour, 100)
@@ -157,5 +157,33 @@ func TestWindowTurnsUnderLoad(t *testing.T) {
 	wg.Wait()
 	if got := w.Sum()[0]; got != workers*each {
 		t.Fatalf("window holds %d, want %d", got, workers*each)
+	}
+	var buckets int64
+	w.Reduce(func(_ int, c Counts) { buckets += c[0] })
+	if buckets != workers*each {
+		t.Fatalf("buckets add up to %d, want %d", buckets, workers*each)
+	}
+}
+
+// Windows made one after another over the same totals each count from
+// the totals as they were when it was made, and Add returns the total.
+func TestWindowsOverSharedTotals(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	var totals Totals
+	first := Over(&totals, clk, 4*time.Second, 4)
+	first.Add(0, 5)
+	first.Add(1, 2)
+	second := Over(&totals, clk, 4*time.Second, 4)
+	if got := second.Add(0, 1); got != 6 {
+		t.Fatalf("Add returned %d, want the total, 6", got)
+	}
+	if got := second.Sum(); got != (Counts{1, 0, 0}) {
+		t.Fatalf("second window %v, want only what came after it was made", got)
+	}
+	if got := first.Sum(); got != (Counts{6, 2, 0}) {
+		t.Fatalf("first window %v, want everything counted in the totals", got)
+	}
+	if got := totals.Load(); got != (Counts{6, 2, 0}) {
+		t.Fatalf("totals %v", got)
 	}
 }
