@@ -111,8 +111,10 @@ type period struct {
 	openFor time.Duration // Open
 	streak  int           // Open, HalfOpen: openings in a row without closing
 
-	window   Window          // Closed: the rule's counts
-	counting bool            // Closed: window counts in the breaker's counts itself
+	window Window // Closed: the rule's counts
+	// outcomes is window's counts when the rule is ErrorRate or Adaptive,
+	// which count in the breaker's counts; nil for other rules.
+	outcomes *outcomes
 	throttle *throttleWindow // Closed, adaptive rule, not forced closed
 	half     *halfOpen       // HalfOpen
 }
@@ -184,10 +186,10 @@ func New(s Settings) *Breaker {
 // newWindow gives closed period p fresh counts from its rule.
 func (b *Breaker) newWindow(p *period) {
 	if r, ok := p.cfg.Rule.(countingRule); ok {
-		p.window, p.counting = r.newWindowOver(&b.counts, b.clock), true
+		p.window, p.outcomes = r.newWindowOver(&b.counts, b.clock)
 		return
 	}
-	p.window, p.counting = p.cfg.Rule.NewWindow(b.clock), false
+	p.window, p.outcomes = p.cfg.Rule.NewWindow(b.clock), nil
 }
 
 // Name returns Settings.Name.
@@ -311,12 +313,14 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 			b.probed(p, o)
 		}
 	case o == breakerimpl.Success:
-		if !p.counting {
+		if w := p.outcomes; w != nil {
+			w.Success() // in the breaker's counts too
+		} else {
 			b.counts[slotSuccesses].Add(1)
+			p.window.Success()
 		}
-		p.window.Success()
 	default:
-		if !p.counting {
+		if p.outcomes == nil {
 			b.counts[slotFailures].Add(1)
 		}
 		if p.window.Failure() && p.override == Automatic {

@@ -56,7 +56,7 @@ type Counts struct {
 // add, for the window and for the lifetime at once.
 type countingRule interface {
 	Rule
-	newWindowOver(t *rolling.Totals, c clock.Clock) Window
+	newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes)
 }
 
 // The slots of the counts of a rolling rule's window and of a breaker.
@@ -148,14 +148,17 @@ type ErrorRate struct {
 }
 
 // NewWindow implements Rule.
-func (r ErrorRate) NewWindow(c clock.Clock) Window { return r.newWindowOver(new(rolling.Totals), c) }
+func (r ErrorRate) NewWindow(c clock.Clock) Window {
+	w, _ := r.newWindowOver(new(rolling.Totals), c)
+	return w
+}
 
-func (r ErrorRate) newWindowOver(t *rolling.Totals, c clock.Clock) Window {
+func (r ErrorRate) newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes) {
 	r = r.withDefaults()
 	w := &errorRateWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
 	w.minRequests.Store(uint64(r.MinRequests))
 	w.percent.Store(uint64(r.Percent))
-	return w
+	return w, w.outcomes
 }
 
 func (r ErrorRate) withDefaults() ErrorRate {
@@ -287,13 +290,16 @@ type Adaptive struct {
 }
 
 // NewWindow implements Rule.
-func (r Adaptive) NewWindow(c clock.Clock) Window { return r.newWindowOver(new(rolling.Totals), c) }
+func (r Adaptive) NewWindow(c clock.Clock) Window {
+	w, _ := r.newWindowOver(new(rolling.Totals), c)
+	return w
+}
 
-func (r Adaptive) newWindowOver(t *rolling.Totals, c clock.Clock) Window {
+func (r Adaptive) newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes) {
 	r = r.withDefaults()
 	w := &throttleWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
 	w.rule.Store(&r)
-	return w
+	return w, w.outcomes
 }
 
 func (r Adaptive) withDefaults() Adaptive {

@@ -9,12 +9,18 @@
 // passes and their summed latency). The counts are Totals that only grow:
 // at each bucket boundary the window records the totals of that moment (a
 // mark), and a bucket's count is the difference between its mark and the
-// next. Add is therefore one atomic add to a total, after a look at the
-// clock; only the call that finds the live bucket ended takes the lock to
-// turn the ring. No count is ever cleared, so none is lost to a race with
-// a turn: a count added while the ring turns falls in the bucket that ends
-// or in the one that begins. The buckets are aligned on the moment the
-// window was made.
+// next. No count is ever cleared, so none is lost to a race with a turn: a
+// count added while the ring turns falls in the bucket that ends or in the
+// one that begins. The buckets are aligned on the moment the window was
+// made.
+//
+// Add is one atomic add to a total, and reads no clock: a timer on the
+// window's clock marks the live bucket due when it ends, and the Add that
+// finds it due turns the ring, reading the clock then (Sum and Reduce read
+// it themselves). So Add is small enough for the compiler to inline into
+// the hot paths that call it. A timer that fires late attributes the
+// counts added meanwhile to the bucket that ended; a window nobody adds to
+// keeps no timer past the end of its live bucket.
 //
 // Several windows, one after another, may count over the same Totals (a
 // circuit breaker makes one per closed period over its own lifetime
@@ -53,6 +59,7 @@ type Window struct {
 	clock  clock.Clock
 	width  int64 // of a bucket, in nanoseconds
 	totals *Totals
+	due    atomic.Bool  // the live bucket has ended: set by a timer, cleared by turn
 	end    atomic.Int64 // Nanotime at which the live bucket ends
 
 	// oldest is the mark of the oldest bucket, for Sum to read without the
@@ -80,8 +87,21 @@ func Over(t *Totals, c clock.Clock, span time.Duration, n int) *Window {
 		w.marks[i] = now
 	}
 	w.setOldest(now)
-	w.end.Store(c.Nanotime() + w.width)
+	at := c.Nanotime()
+	w.end.Store(at + w.width)
+	w.arm(at+w.width, at)
 	return w
+}
+
+// arm sets a timer that marks the window due at end, the clock being at
+// now, unless the ring has turned past end by then. The caller stored end
+// in w.end.
+func (w *Window) arm(end, now int64) {
+	w.clock.AfterFunc(time.Duration(end-now), func() {
+		if w.end.Load() == end {
+			w.due.Store(true)
+		}
+	})
 }
 
 // Width returns the width of a bucket.
@@ -89,16 +109,16 @@ func (w *Window) Width() time.Duration { return time.Duration(w.width) }
 
 // Add adds n to slot and returns the slot's new total.
 func (w *Window) Add(slot int, n int64) int64 {
-	if now := w.clock.Nanotime(); now >= w.end.Load() {
-		w.turn(now)
+	if w.due.Load() {
+		w.turn()
 	}
 	return w.totals[slot].Add(n)
 }
 
 // Sum returns the counts of the whole window.
 func (w *Window) Sum() Counts {
-	if now := w.clock.Nanotime(); now >= w.end.Load() {
-		w.turn(now)
+	if w.clock.Nanotime() >= w.end.Load() {
+		w.turn()
 	}
 	// The mark first: the totals read after it can only be larger, so the
 	// differences are never negative.
@@ -118,7 +138,7 @@ func (w *Window) Sum() Counts {
 func (w *Window) Reduce(fn func(age int, c Counts)) (into time.Duration) {
 	now := w.clock.Nanotime()
 	if now >= w.end.Load() {
-		w.turn(now)
+		w.turn()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -136,15 +156,16 @@ func (w *Window) Reduce(fn func(age int, c Counts)) (into time.Duration) {
 	return time.Duration(max(now-(w.end.Load()-w.width), 0))
 }
 
-// turn moves the live bucket on to the one that holds now, marking the
-// totals at the start of each bucket it moves to, if the live bucket has
-// ended.
-func (w *Window) turn(now int64) {
+// turn moves the live bucket on to the one that holds the clock's time,
+// marking the totals at the start of each bucket it moves to, if the live
+// bucket has ended.
+func (w *Window) turn() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	now := w.clock.Nanotime()
 	end := w.end.Load()
 	if now < end {
-		return // another caller turned it
+		return // another caller turned it, or a due timer fired early
 	}
 	steps := (now-end)/w.width + 1
 	n := len(w.marks)
@@ -154,7 +175,10 @@ func (w *Window) turn(now int64) {
 		w.marks[w.live] = m
 	}
 	w.setOldest(w.marks[(w.live+1)%n])
-	w.end.Store(end + steps*w.width)
+	end += steps * w.width
+	w.end.Store(end)
+	w.due.Store(false)
+	w.arm(end, now)
 }
 
 func (w *Window) setOldest(m Counts) {

@@ -187,3 +187,35 @@ func TestWindowsOverSharedTotals(t *testing.T) {
 		t.Fatalf("totals %v", got)
 	}
 }
+
+// countingClock counts the readings of a Fake.
+type countingClock struct {
+	*clock.Fake
+	reads int
+}
+
+func (c *countingClock) Nanotime() int64 { c.reads++; return c.Fake.Nanotime() }
+
+// Add reads no clock until a timer marks the live bucket due: then the
+// Add that finds it due turns the ring, with one reading.
+func TestAddReadsTheClockOnlyWhenABucketEnds(t *testing.T) {
+	clk := &countingClock{Fake: clock.NewFake(time.Time{})}
+	w := New(clk, 4*time.Second, 4)
+	clk.reads = 0
+	for range 1000 {
+		w.Add(0, 1)
+	}
+	if clk.reads != 0 {
+		t.Fatalf("1000 adds within a bucket read the clock %d times", clk.reads)
+	}
+	clk.Advance(time.Second) // the timer marks the bucket due
+	w.Add(0, 5)
+	if clk.reads != 1 {
+		t.Fatalf("the add after the bucket ended read the clock %d times, want once, to turn", clk.reads)
+	}
+	var ages []Counts
+	w.Reduce(func(_ int, c Counts) { ages = append(ages, c) })
+	if want := []Counts{{5}, {1000}, {}, {}}; !slices.Equal(ages, want) {
+		t.Fatalf("buckets %v, want %v", ages, want)
+	}
+}
