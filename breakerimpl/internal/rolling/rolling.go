@@ -17,10 +17,9 @@
 // Add is one atomic add to a total, and reads no clock: a timer on the
 // window's clock marks the live bucket due when it ends, and the Add that
 // finds it due turns the ring, reading the clock then (Sum and Reduce read
-// it themselves). So Add is small enough for the compiler to inline into
-// the hot paths that call it. A timer that fires late attributes the
-// counts added meanwhile to the bucket that ended; a window nobody adds to
-// keeps no timer past the end of its live bucket.
+// it themselves). A timer that fires late attributes the counts added
+// meanwhile to the bucket that ended; a window nobody adds to keeps no
+// timer past the end of its live bucket.
 //
 // Several windows, one after another, may count over the same Totals (a
 // circuit breaker makes one per closed period over its own lifetime
