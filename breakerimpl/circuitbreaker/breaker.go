@@ -117,6 +117,10 @@ type period struct {
 	outcomes *outcomes
 	throttle *throttleWindow // Closed, adaptive rule, not forced closed
 	half     *halfOpen       // HalfOpen
+
+	// admitsAll: closed, not throttled, calls not timed: every call is
+	// admitted, and a success need only be counted.
+	admitsAll bool
 }
 
 type halfOpen struct {
@@ -313,12 +317,7 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 			b.probed(p, o)
 		}
 	case o == breakerimpl.Success:
-		if w := p.outcomes; w != nil {
-			w.Success() // in the breaker's counts too
-		} else {
-			b.counts[slotSuccesses].Add(1)
-			p.window.Success()
-		}
+		b.succeeded(p)
 	default:
 		if p.outcomes == nil {
 			b.counts[slotFailures].Add(1)
@@ -326,6 +325,16 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 		if p.window.Failure() && p.override == Automatic {
 			b.change(p, Open, Tripped)
 		}
+	}
+}
+
+// succeeded counts a success in closed period p.
+func (b *Breaker) succeeded(p *period) {
+	if w := p.outcomes; w != nil {
+		w.Success() // in the breaker's counts too
+	} else {
+		b.counts[slotSuccesses].Add(1)
+		p.window.Success()
 	}
 }
 
@@ -410,6 +419,7 @@ func (b *Breaker) install(next *period) {
 	if tw, ok := next.window.(*throttleWindow); ok && next.state == Closed && next.override != ForcedClosed {
 		next.throttle = tw
 	}
+	next.admitsAll = next.state == Closed && next.throttle == nil && next.cfg.SlowCallThreshold == 0
 	b.period.Store(next)
 }
 
@@ -567,11 +577,16 @@ func (b *Breaker) RetryAfter() time.Duration {
 // refuses, fn does not run and the error is ErrOpen, ErrHalfOpenFull or
 // ErrThrottled. A panic in fn counts as a failure and is raised again.
 //
-// It is breakerimpl.Run with the breaker's methods called directly rather
-// than through the Guard interface, which the success path notices.
+// It is breakerimpl.Run with the breaker's methods called directly, and a
+// shortcut for the usual call, a success while the breaker admits every
+// call: Allow would only hand out p's permit, and Done only count the
+// success in p.
 func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T, error)) (v T, err error) {
-	pm, err := b.Allow(ctx)
-	if err != nil {
+	p := b.period.Load()
+	var pm breakerimpl.Permit
+	if p.admitsAll {
+		pm = breakerimpl.NewPermit(b, p.gen<<genShift, 0)
+	} else if pm, err = b.Allow(ctx); err != nil {
 		return v, err
 	}
 	finished := false
@@ -582,6 +597,10 @@ func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T
 	}()
 	v, err = fn(ctx)
 	finished = true
-	b.Done(pm, err)
+	if err == nil && p.admitsAll && b.period.Load() == p {
+		b.succeeded(p)
+	} else {
+		b.Done(pm, err)
+	}
 	return v, err
 }
