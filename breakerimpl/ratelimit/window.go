@@ -53,8 +53,13 @@ type SlidingWindow struct {
 	onEvent  func(Event)
 	rejected atomic.Uint64
 
-	mu     sync.Mutex      // serialises the check and the count of a call
-	counts *rolling.Window // two buckets of Window: prev and cur
+	mu sync.Mutex // serialises the check and the count of a call
+	// admitted counts the calls admitted; counts is the rolling window of
+	// two buckets of Window over it: prev and cur. A call is counted in
+	// admitted right after counts was read, under mu, so it falls in cur,
+	// and the window needs no timer.
+	admitted rolling.Totals
+	counts   *rolling.Window
 }
 
 // NewSlidingWindow returns an empty SlidingWindow with the given settings.
@@ -65,10 +70,9 @@ func NewSlidingWindow(s WindowSettings) *SlidingWindow {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	return &SlidingWindow{
-		name: s.Name, limit: float64(max(s.Limit, 0)), window: int64(s.Window), onEvent: s.OnEvent,
-		counts: rolling.New(s.Clock, 2*s.Window, 2),
-	}
+	w := &SlidingWindow{name: s.Name, limit: float64(max(s.Limit, 0)), window: int64(s.Window), onEvent: s.OnEvent}
+	w.counts = rolling.Over(&w.admitted, s.Clock, 2*s.Window, 2)
+	return w
 }
 
 // read returns the calls of the previous and the current fixed window, and
@@ -89,7 +93,7 @@ func (w *SlidingWindow) read() (prev, cur, p float64) {
 func (w *SlidingWindow) Allow(context.Context) (breakerimpl.Permit, error) {
 	w.mu.Lock()
 	if prev, cur, p := w.read(); prev*(1-p)+cur < w.limit {
-		w.counts.Add(0, 1)
+		w.admitted[0].Add(1)
 		w.mu.Unlock()
 		return breakerimpl.Permit{}, nil
 	}

@@ -15,11 +15,17 @@
 // made.
 //
 // Add is one atomic add to a total, and reads no clock: a timer on the
-// window's clock marks the live bucket due when it ends, and the Add that
-// finds it due turns the ring, reading the clock then (Sum and Reduce read
-// it themselves). A timer that fires late attributes the counts added
-// meanwhile to the bucket that ended; a window nobody adds to keeps no
-// timer past the end of its live bucket.
+// window's clock marks the window due when the live bucket ends, and the
+// Add that finds it due turns the ring, reading the clock then, and sets
+// the timer for the end of the new live bucket. Sum and Reduce read the
+// clock themselves. A timer that fires late attributes the counts added
+// meanwhile to the bucket that ended. A window keeps a timer only while
+// Add is used: none before the first Add, none past the end of the bucket
+// of the last.
+//
+// An owner may also add to the Totals directly, right after a Sum or a
+// Reduce: the count falls in the live bucket they found. A window only
+// counted so needs no timer at all.
 //
 // Several windows, one after another, may count over the same Totals (a
 // circuit breaker makes one per closed period over its own lifetime
@@ -58,7 +64,7 @@ type Window struct {
 	clock  clock.Clock
 	width  int64 // of a bucket, in nanoseconds
 	totals *Totals
-	due    atomic.Bool  // the live bucket has ended: set by a timer, cleared by turn
+	due    atomic.Bool  // Add must look at the clock: set at first and by the timer, cleared by wake
 	end    atomic.Int64 // Nanotime at which the live bucket ends
 
 	// oldest is the mark of the oldest bucket, for Sum to read without the
@@ -86,21 +92,9 @@ func Over(t *Totals, c clock.Clock, span time.Duration, n int) *Window {
 		w.marks[i] = now
 	}
 	w.setOldest(now)
-	at := c.Nanotime()
-	w.end.Store(at + w.width)
-	w.arm(at+w.width, at)
+	w.end.Store(c.Nanotime() + w.width)
+	w.due.Store(true) // the first Add sets the timer
 	return w
-}
-
-// arm sets a timer that marks the window due at end, the clock being at
-// now, unless the ring has turned past end by then. The caller stored end
-// in w.end.
-func (w *Window) arm(end, now int64) {
-	w.clock.AfterFunc(time.Duration(end-now), func() {
-		if w.end.Load() == end {
-			w.due.Store(true)
-		}
-	})
 }
 
 // Width returns the width of a bucket.
@@ -109,9 +103,25 @@ func (w *Window) Width() time.Duration { return time.Duration(w.width) }
 // Add adds n to slot and returns the slot's new total.
 func (w *Window) Add(slot int, n int64) int64 {
 	if w.due.Load() {
-		w.turn()
+		w.wake()
 	}
 	return w.totals[slot].Add(n)
+}
+
+// wake turns the ring to the clock's time and sets a timer that marks the
+// window due at the end of the live bucket. The timer marks it due even if
+// a Sum or Reduce has turned the ring meanwhile: the Add that finds it due
+// then only sets the timer again, for the new live bucket.
+func (w *Window) wake() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.due.Load() {
+		return // another Add woke it
+	}
+	now := w.clock.Nanotime()
+	w.turnTo(now)
+	w.due.Store(false)
+	w.clock.AfterFunc(time.Duration(w.end.Load()-now), func() { w.due.Store(true) })
 }
 
 // Sum returns the counts of the whole window.
@@ -156,15 +166,20 @@ func (w *Window) Reduce(fn func(age int, c Counts)) (into time.Duration) {
 }
 
 // turn moves the live bucket on to the one that holds the clock's time,
-// marking the totals at the start of each bucket it moves to, if the live
-// bucket has ended.
+// if the live bucket has ended.
 func (w *Window) turn() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := w.clock.Nanotime()
+	w.turnTo(w.clock.Nanotime())
+}
+
+// turnTo moves the live bucket on to the one that holds now, marking the
+// totals at the start of each bucket it moves to, if the live bucket has
+// ended. w.mu is held.
+func (w *Window) turnTo(now int64) {
 	end := w.end.Load()
 	if now < end {
-		return // another caller turned it, or a due timer fired early
+		return // another caller turned it
 	}
 	steps := (now-end)/w.width + 1
 	n := len(w.marks)
@@ -174,10 +189,7 @@ func (w *Window) turn() {
 		w.marks[w.live] = m
 	}
 	w.setOldest(w.marks[(w.live+1)%n])
-	end += steps * w.width
-	w.end.Store(end)
-	w.due.Store(false)
-	w.arm(end, now)
+	w.end.Store(end + steps*w.width)
 }
 
 func (w *Window) setOldest(m Counts) {

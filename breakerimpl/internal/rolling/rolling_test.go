@@ -196,18 +196,24 @@ type countingClock struct {
 
 func (c *countingClock) Nanotime() int64 { c.reads++; return c.Fake.Nanotime() }
 
-// Add reads no clock until a timer marks the live bucket due: then the
-// Add that finds it due turns the ring, with one reading.
+// Add reads the clock once, to set the timer, and then no more until the
+// timer marks the live bucket due: the Add that finds it due turns the
+// ring, with one reading. A window only read and counted in its totals
+// directly sets no timer.
 func TestAddReadsTheClockOnlyWhenABucketEnds(t *testing.T) {
 	clk := &countingClock{Fake: clock.NewFake(time.Time{})}
 	w := New(clk, 4*time.Second, 4)
+	if n := clk.Timers(); n != 0 {
+		t.Fatalf("a new window set %d timers, want none before the first Add", n)
+	}
 	clk.reads = 0
 	for range 1000 {
 		w.Add(0, 1)
 	}
-	if clk.reads != 0 {
-		t.Fatalf("1000 adds within a bucket read the clock %d times", clk.reads)
+	if clk.reads != 1 || clk.Timers() != 1 {
+		t.Fatalf("1000 adds within a bucket read the clock %d times and set %d timers, want 1 and 1", clk.reads, clk.Timers())
 	}
+	clk.reads = 0
 	clk.Advance(time.Second) // the timer marks the bucket due
 	w.Add(0, 5)
 	if clk.reads != 1 {
@@ -216,6 +222,43 @@ func TestAddReadsTheClockOnlyWhenABucketEnds(t *testing.T) {
 	var ages []Counts
 	w.Reduce(func(_ int, c Counts) { ages = append(ages, c) })
 	if want := []Counts{{5}, {1000}, {}, {}}; !slices.Equal(ages, want) {
+		t.Fatalf("buckets %v, want %v", ages, want)
+	}
+
+	var totals Totals
+	read := Over(&totals, clk, 4*time.Second, 4)
+	for range 10 {
+		read.Sum()
+		totals[0].Add(1)
+		clk.Advance(time.Second)
+	}
+	// Ten seconds on, the live bucket is empty and the three before it
+	// hold one each.
+	if got := read.Sum(); got != (Counts{3}) {
+		t.Fatalf("window counted in its totals after each Sum: %v, want {3}", got)
+	}
+	// w's timer fired on the way, and w had no Add since to set another.
+	if n := clk.Timers(); n != 0 {
+		t.Fatalf("%d timers left: the window only read set some", n)
+	}
+}
+
+// A Sum or Reduce that turns the ring before the timer fires leaves Add
+// attributing counts right: the timer, late for the new live bucket, marks
+// the window due anyway, and the Add that finds it due sets it for the
+// new live bucket's end.
+func TestAddAfterAReadTurnedTheRing(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	w := New(clk, 4*time.Second, 4)
+	w.Add(0, 1)                          // bucket 0; the timer is for 1 s
+	clk.Advance(1500 * time.Millisecond) // the timer fires at 1 s
+	w.Sum()                              // turns to bucket 1
+	w.Add(0, 2)                          // due: sets the timer for 2 s
+	clk.Advance(time.Second)             // 2.5 s: it fires
+	w.Add(0, 4)                          // bucket 2
+	var ages []Counts
+	w.Reduce(func(_ int, c Counts) { ages = append(ages, c) })
+	if want := []Counts{{4}, {2}, {1}, {}}; !slices.Equal(ages, want) {
 		t.Fatalf("buckets %v, want %v", ages, want)
 	}
 }
