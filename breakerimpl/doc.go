@@ -106,7 +106,8 @@
 // # Speed
 //
 // A closed breaker's success costs one atomic add and no allocation: no
-// lock, and one reading of the coarse clock, to find the window's bucket.
+// lock and no clock reading (a timer marks the end of the window's live
+// bucket).
 // go test -run '^$' -bench . -benchmem ./breakerimpl/... measures the hot
 // paths (BenchmarkBreaker*, BenchmarkPipeline*); the repository's bench
 // module compares them with sony/gobreaker, failsafe-go, go-zero and

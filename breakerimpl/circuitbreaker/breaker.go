@@ -27,8 +27,9 @@
 // closed or open: the state is one atomic pointer, a success or a
 // rejection adds to atomic counters, and the time is read from
 // Settings.Clock, by default a coarse clock whose reading is an atomic
-// load. Changes of state take a lock; the half-open state's probe slots
-// have one of their own.
+// load; a success reads none (a timer marks the end of its window's
+// bucket). Changes of state take a lock; the half-open state's probe
+// slots have one of their own.
 package circuitbreaker
 
 import (

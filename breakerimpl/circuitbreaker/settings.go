@@ -83,8 +83,11 @@ import (
 // source do.
 //
 // Clock is the time source. Nil means clock.Default(), a coarse clock whose
-// reading costs an atomic load; tests pass a *clock.Fake. The breaker sets
-// no timers on it.
+// reading costs an atomic load; tests pass a *clock.Fake. With a rolling
+// window (ErrorRate, Adaptive) the breaker also sets a timer on it for the
+// end of the window's live bucket, while calls succeed, so that a success
+// need not read the clock; an idle breaker keeps none past the end of its
+// live bucket.
 type Settings struct {
 	Name              string
 	Rule              Rule
