@@ -65,6 +65,7 @@ FI_TESTS := ./fuzz/inproc
 FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1
 unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
+	$(GO) test -count=1 ./breakerimpl/...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$')
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
 	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); status=0; \

@@ -14,9 +14,7 @@ import (
 	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 )
 
 // The circuit breaker groups: the protected function returns at once, and
@@ -267,29 +265,6 @@ func hystrixParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkPipelineBreakerCache is the success path of a read protected by
-// breakerimpl's error-rate breaker and a last-known-good cache: the
-// breaker admits, the call succeeds, and the cache overwrites the key's
-// entry with the fresh value.
-func BenchmarkPipelineBreakerCache(b *testing.B) {
-	type row struct {
-		ID   int
-		Name string
-	}
-	p := breakerimpl.Pipeline[string, row]{
-		Breaker:  circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ErrorRate{}}),
-		Fallback: fallback.NewCache[string, row](fallback.CacheSettings{}),
-	}
-	ctx := context.Background()
-	read := func(context.Context) (row, error) { return row{ID: 1, Name: "one"}, nil }
-	b.ReportAllocs()
-	for range b.N {
-		if _, err := p.Execute(ctx, "row/1", read); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkBaselineIndependent measures the machine rather than a library:
 // each goroutine adds to its own padded counter and calls an empty
 // function, so nothing is shared. On a machine with two idle cores the
@@ -317,42 +292,4 @@ func BenchmarkBaselineIndependent(b *testing.B) {
 			}
 		})
 	})
-}
-
-// BenchmarkBaselineRefusal measures the machine rather than a library: the
-// least a refusal through a call like circuitbreaker.Execute can cost, a
-// generic function that is not inlined, reads one flag and returns an
-// error (with and without an atomic count of the refusal). No breaker's
-// Peers/open row can be faster than the first.
-func BenchmarkBaselineRefusal(b *testing.B) {
-	g := &refuser{open: true}
-	ctx := context.Background()
-	b.Run("call", func(b *testing.B) {
-		for range b.N {
-			_, err := refuse(ctx, g, succeed, false)
-			check(b, err, false)
-		}
-	})
-	b.Run("call+count", func(b *testing.B) {
-		for range b.N {
-			_, err := refuse(ctx, g, succeed, true)
-			check(b, err, false)
-		}
-	})
-}
-
-type refuser struct {
-	open    bool
-	refused atomic.Uint64
-}
-
-//go:noinline
-func refuse[T any](ctx context.Context, g *refuser, fn func(context.Context) (T, error), count bool) (v T, err error) {
-	if g.open {
-		if count {
-			g.refused.Add(1)
-		}
-		return v, errDown
-	}
-	return fn(ctx)
 }

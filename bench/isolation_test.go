@@ -25,7 +25,8 @@ import (
 
 // The isolation groups: an admitted call through a load shedder, a rate
 // limiter and a bulkhead, each far from its limit, taken and settled with
-// the library's two-step API.
+// the library's two-step API; and the pipeline group, a call through four
+// policies composed (fallback, breaker, bulkhead, timeout).
 func init() {
 	// go-zero's stat package logs the CPU usage to stdout every minute,
 	// in the middle of the benchmark lines.
@@ -42,6 +43,11 @@ func init() {
 	registerPeers(60, "bulkhead",
 		peerCase{"breakerimpl", benchBulkhead},
 		peerCase{"failsafe", benchFailsafeBulkhead},
+	)
+	registerPeers(70, "pipeline",
+		peerCase{"breakerimpl", benchPipeline(true)},
+		peerCase{"breakerimpl-background-ctx", benchPipeline(false)},
+		peerCase{"failsafe", benchFailsafePipeline},
 	)
 }
 
@@ -131,46 +137,47 @@ type item struct {
 
 func readItem(context.Context) (item, error) { return item{ID: 1, Name: "one"}, nil }
 
-// BenchmarkPipeline is the success path of a call under a last-known-good
+// benchPipeline is the success path of a call under a last-known-good
 // fallback, an error-rate breaker, a bulkhead and a timeout (one second, so
-// it never fires): breakerimpl with a parent context the caller can cancel,
-// as an HTTP request's is (the main row), and with context.Background()
-// (which lets calls share their timeout context), and failsafe-go's
-// executor with the same four policies.
-func BenchmarkPipeline(b *testing.B) {
-	p := breakerimpl.Pipeline[string, item]{
-		Fallback: fallback.NewCache[string, item](fallback.CacheSettings{}),
-		Breaker:  circuitbreaker.New(circuitbreaker.Settings{}),
-		Bulkhead: bulkhead.New(bulkhead.Settings{MaxConcurrent: 1 << 20}),
-		Timeout:  timeout.New(timeout.Settings{Timeout: time.Second}),
-	}
-	cancellable, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-	}{{"breakerimpl", cancellable}, {"breakerimpl-background-ctx", context.Background()}} {
-		b.Run(tc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := p.Execute(tc.ctx, "item/1", readItem); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-	b.Run("failsafe", func(b *testing.B) {
-		exec := failsafe.With[item](
-			fsfallback.NewWithResult(item{}),
-			fscircuitbreaker.NewWithDefaults[item](),
-			fsbulkhead.New[item](1<<20),
-			fstimeout.New[item](time.Second),
-		)
+// it never fires), with a parent context the caller can cancel, as an HTTP
+// request's is, or with context.Background(), which lets calls share their
+// timeout context.
+func benchPipeline(cancellable bool) func(b *testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		if cancellable {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+		}
+		p := breakerimpl.Pipeline[string, item]{
+			Fallback: fallback.NewCache[string, item](fallback.CacheSettings{}),
+			Breaker:  circuitbreaker.New(circuitbreaker.Settings{}),
+			Bulkhead: bulkhead.New(bulkhead.Settings{MaxConcurrent: 1 << 20}),
+			Timeout:  timeout.New(timeout.Settings{Timeout: time.Second}),
+		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := exec.Get(func() (item, error) { return readItem(context.Background()) }); err != nil {
+			if _, err := p.Execute(ctx, "item/1", readItem); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
+	}
+}
+
+// benchFailsafePipeline is benchPipeline's work through failsafe-go's
+// executor with the same four policies.
+func benchFailsafePipeline(b *testing.B) {
+	exec := failsafe.With[item](
+		fsfallback.NewWithResult(item{}),
+		fscircuitbreaker.NewWithDefaults[item](),
+		fsbulkhead.New[item](1<<20),
+		fstimeout.New[item](time.Second),
+	)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := exec.Get(func() (item, error) { return readItem(context.Background()) }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

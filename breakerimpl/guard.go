@@ -48,3 +48,23 @@ func (p Permit) Done(err error) {
 		p.guard.Done(p, err)
 	}
 }
+
+// Panicked is Done for a call that panicked: r is what recover returned
+// in the caller's deferred function (nil for runtime.Goexit, as in
+// t.FailNow). It reports a *PanicError, a failure, and raises the panic
+// again; a Goexit goes on by itself.
+func (p Permit) Panicked(r any) {
+	p.Done(panicError(r))
+	if r != nil {
+		panic(r)
+	}
+}
+
+// panicError is the *PanicError of a call that panicked with r (nil for
+// runtime.Goexit).
+func panicError(r any) *PanicError {
+	if r == nil {
+		return &PanicError{Value: "runtime.Goexit"}
+	}
+	return NewPanicError(r)
+}

@@ -154,17 +154,11 @@ type Hedger interface {
 // fallback serves (Reason ReasonPanic); if there is no fallback, or it fails
 // too, the panic is raised again.
 //
-// The success path does not allocate.
+// The success path allocates nothing but what a policy needs: a
+// *timeout.Timeout's context for a call whose parent can be cancelled.
 func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Context) (T, error)) (res Result[T], err error) {
 	fb := p.Fallback
-	var v T
-	if p.Shedder == nil && p.Limiter == nil && p.Bulkhead == nil && p.Timeout == nil && p.Retry == nil && p.Hedge == nil {
-		// A breaker (or nothing) alone: run it here rather than in
-		// primary, whose frame (four permits) costs stores to set up.
-		v, err = run(ctx, p.Breaker, fn, fb != nil)
-	} else {
-		v, err = p.primary(ctx, fn, fb != nil)
-	}
+	v, err := p.primary(ctx, fn, fb != nil)
 	if err == nil {
 		if fb != nil {
 			fb.Remember(key, v)
@@ -175,8 +169,7 @@ func (p *Pipeline[K, T]) Execute(ctx context.Context, key K, fn func(context.Con
 	return p.serveFallback(ctx, key, err)
 }
 
-// serveFallback is Execute after the primary failed with err. It is kept
-// out of Execute so that the success path has a small frame.
+// serveFallback is Execute after the primary failed with err.
 func (p *Pipeline[K, T]) serveFallback(ctx context.Context, key K, err error) (Result[T], error) {
 	fb := p.Fallback
 	reason := ReasonOf(err)
@@ -194,13 +187,11 @@ func (p *Pipeline[K, T]) serveFallback(ctx context.Context, key K, err error) (R
 }
 
 // primary runs fn under the guards, outermost first, then the timeout,
-// retry and hedge around it. (Execute runs a pipeline with no policy but
-// a breaker itself.)
+// retry and hedge around it. A panic in fn is raised again, or returned as
+// a *PanicError if keepPanic.
 func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	// Each guard's permit comes back in registers and is stored straight
-	// into g, on this frame: no copy of all four, and no write barrier. A
-	// guard that refuses is the last asked; g.done tells those outside it
-	// (the permits of the others are zero, and their Done does nothing).
+	// A guard that refuses is the last asked; g.done tells those outside
+	// it (the permits of the others are zero, and their Done does nothing).
 	var g permits
 	if s := p.Shedder; s != nil {
 		if g.shed, err = s.Allow(ctx); err != nil {
@@ -231,18 +222,7 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 			err = g.panicked(recover(), keepPanic)
 		}
 	}()
-	if p.Retry == nil && p.Hedge == nil {
-		// timed, written out: the usual case of a timeout alone.
-		if tl := p.Timeout; tl != nil {
-			tctx := tl.Begin(ctx)
-			v, err = fn(tctx)
-			err = tl.End(tctx, err)
-		} else {
-			v, err = fn(ctx)
-		}
-	} else {
-		v, err = p.timed(ctx, fn)
-	}
+	v, err = p.timed(ctx, fn)
 	finished = true
 	g.done(err)
 	return v, err
@@ -268,12 +248,7 @@ func (g *permits) done(err error) {
 // *PanicError. It raises the panic again unless keepPanic, and then
 // returns the *PanicError.
 func (g *permits) panicked(r any, keepPanic bool) error {
-	var pe *PanicError
-	if r == nil {
-		pe = &PanicError{Value: "runtime.Goexit"}
-	} else {
-		pe = NewPanicError(r)
-	}
+	pe := panicError(r)
 	g.done(pe)
 	if r == nil {
 		return nil
@@ -347,53 +322,25 @@ func Hedged[T any](ctx context.Context, h Hedger, fn func(context.Context) (T, e
 
 // Run calls fn(ctx) under one guard g: it asks g.Allow, runs fn if
 // admitted, and reports the result to the permit. A panic in fn is reported
-// as a *PanicError (a failure) and raised again. It is how each policy's own
-// Execute is built.
-func Run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error)) (T, error) {
-	return run(ctx, g, fn, false)
-}
-
-// run is Run; if keepPanic, a panic in fn is returned as a *PanicError
-// instead of raised again.
-func run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error), keepPanic bool) (v T, err error) {
-	var permit Permit
+// as a *PanicError (a failure) and raised again. A nil g runs fn with no
+// guard. It is how each policy's own Execute is built.
+func Run[T any](ctx context.Context, g Guard, fn func(context.Context) (T, error)) (v T, err error) {
+	var permit Permit // a nil g admits every call, and its Done does nothing
 	if g != nil {
 		if permit, err = g.Allow(ctx); err != nil {
 			return v, err
 		}
 	}
-	// The deferred function reports the outcome, normal or panic: cheaper
-	// than a deferred check followed by a call to Done. If fn did not
-	// finish, it recovers the panic, reports it as a *PanicError, and raises
-	// it again unless keepPanic, in which case the error becomes the
-	// *PanicError.
 	finished := false
 	defer func() {
-		if finished {
-			permit.Done(err)
-			return
+		if !finished {
+			permit.Panicked(recover())
 		}
-		err = panicked(permit, recover(), keepPanic)
 	}()
 	v, err = fn(ctx)
 	finished = true
+	permit.Done(err)
 	return v, err
-}
-
-// panicked reports to permit a call that panicked with r (nil for
-// runtime.Goexit, as in t.FailNow, which is recorded and goes on) and
-// raises the panic again, or returns it as a *PanicError if keepPanic.
-func panicked(permit Permit, r any, keepPanic bool) error {
-	if r == nil {
-		permit.Done(&PanicError{Value: "runtime.Goexit"})
-		return nil
-	}
-	pe := NewPanicError(r)
-	permit.Done(pe)
-	if !keepPanic {
-		panic(r)
-	}
-	return pe
 }
 
 // rethrow raises again a panic that Execute turned into a *PanicError

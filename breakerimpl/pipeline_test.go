@@ -130,3 +130,18 @@ func TestReasonOf(t *testing.T) {
 		}
 	}
 }
+
+// Run with no guard runs the function, passes its result through, and
+// raises its panic again.
+func TestRunWithoutAGuard(t *testing.T) {
+	n, err := breakerimpl.Run(context.Background(), nil, func(context.Context) (int, error) { return 7, errDown })
+	if n != 7 || !errors.Is(err, errDown) {
+		t.Fatalf("Run = %d, %v; want 7, %v", n, err, errDown)
+	}
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Fatalf("recovered %v, want the panic of fn", r)
+		}
+	}()
+	breakerimpl.Run(context.Background(), nil, func(context.Context) (int, error) { panic("boom") })
+}

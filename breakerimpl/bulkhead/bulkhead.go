@@ -21,6 +21,7 @@ package bulkhead
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,17 @@ type Event struct {
 	Name     string
 	Kind     EventKind
 	Snapshot Snapshot // taken just after the event
+}
+
+// String describes the event on one line, for logs and %v, as in
+// "bulkhead recs: rejected (10 of 10 slots taken, 3 waiting)".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	s := e.Snapshot
+	return fmt.Sprintf("bulkhead%s: %s (%d of %d slots taken, %d waiting)", name, e.Kind, s.InFlight, s.MaxConcurrent, s.Waiting)
 }
 
 // Snapshot is the state of a bulkhead, for metrics.

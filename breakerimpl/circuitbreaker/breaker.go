@@ -4,10 +4,11 @@
 // A Breaker is closed (calls run; a Rule counts their outcomes), open (calls
 // are rejected with ErrOpen for Settings.OpenDuration, growing with backoff
 // while the dependency keeps failing) or half-open (up to N probe calls run
-// at a time; M successes in a row close it, any failure opens it again).
-// Three rules ship: ErrorRate (hystrix), ConsecutiveFailures (gobreaker) and
-// Adaptive (the Google SRE client-side throttle, as in go-zero, which never
-// opens but rejects a share of calls).
+// at a time; M successes in a row close it, any failure opens it again, and
+// so does a stay longer than Settings.MaxHalfOpenWait). Three rules ship:
+// ErrorRate (hystrix), ConsecutiveFailures (gobreaker) and Adaptive (the
+// Google SRE client-side throttle, as in go-zero, which never opens but
+// rejects a share of calls).
 //
 // Call it with Execute, or in two steps with Allow and Permit.Done when the
 // work cannot be wrapped in a function. A Breaker is also a
@@ -22,14 +23,13 @@
 // exports them to Prometheus) and LogStateChanges logs changes with
 // log/slog.
 //
-// The hot paths take no lock, never allocate and read no clock: a
-// successful call, like a rejection, costs one compare-and-swap on a
-// counter striped across cores. Timers on Settings.Clock tell them when
-// time matters: one marks the end of a rolling window's live bucket, which
-// the next success turns over, and one the end of an open duration, after
-// which the next call is let through as a probe. Calls that need a reading
-// (failures, slow-call timing, half-open) take it from the clock, which by
-// default is a coarse one that costs an atomic load.
+// Allow and Done take no lock and never allocate while the breaker is
+// closed or open: the state is one atomic pointer, a success or a
+// rejection adds to atomic counters, and the time is read from
+// Settings.Clock, by default a coarse clock whose reading is an atomic
+// load; a success reads none (a timer marks the end of its window's
+// bucket). Changes of state take a lock; the half-open state's probe
+// slots have one of their own.
 package circuitbreaker
 
 import (
@@ -43,11 +43,12 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // Errors returned by Allow and Execute when the breaker refuses a call.
 // ErrOpen and ErrHalfOpenFull are the breakerimpl values, so errors.Is
-// works with either name; ErrThrottled is also an breakerimpl.ErrRejected.
+// works with either name; ErrThrottled is also a breakerimpl.ErrRejected.
 var (
 	ErrOpen         = breakerimpl.ErrOpen
 	ErrHalfOpenFull = breakerimpl.ErrHalfOpenFull
@@ -57,39 +58,26 @@ var (
 // Breaker is a circuit breaker. Make one with New; it is safe for concurrent
 // use.
 type Breaker struct {
-	period atomic.Pointer[period] // the current state; replaced whole on every change
-	// shut is nonzero while the breaker is open and its open duration has
-	// not ended (or it is forced open), so that a rejection reads one word
-	// and no clock. A timer clears it when the duration ends; the next call
-	// then finds the open period on the slow path and moves to half-open.
-	// Zero says nothing: the period decides.
-	shut atomic.Uint64
-	_    [cacheLine - 16]byte
-
-	// successes counts the successes of calls admitted in the current
-	// closed period (the rolling windows read it); rejections every call
-	// turned away. Both are on hot paths, hence striped.
-	successes  counter
-	rejections counter
-
 	name   string
 	clock  clock.Clock
-	coarse *clock.Coarse // clock, when coarse: read without an interface call
+	period atomic.Pointer[period] // the current state; replaced whole on every change
+	probes probeSlots
+	_      [128]byte // keeps the counts every call writes off the line of period, which every call reads
 
-	_ [cacheLine]byte // the fields above are read on every call; those below are written
+	// counts are the lifetime counts of the calls admitted in closed
+	// periods, by outcome, and of the adaptive throttle's rejections (by
+	// the slots of rule.go). The windows of ErrorRate and Adaptive count
+	// in them, each from its period's start; with the other rules the
+	// breaker counts in them itself.
+	counts rolling.Totals
 
-	// probes counts probe calls running, whatever half-open period admitted
-	// them: a probe still running when its period ends keeps its slot until
-	// it returns, so a dependency that hangs never sees more than N probes.
-	probes atomic.Int32
-
-	// Lifetime counts off the hot path.
-	otherSuccesses, failures, ignored, slowCalls atomic.Uint64
+	// Lifetime counts of the rest: outcomes of probes and of calls that
+	// outlived the period that admitted them, rejections while open or
+	// half-open, ignored calls, and slow calls (also in the failures).
+	otherSuccesses, otherFailures, rejections, ignored, slowCalls atomic.Uint64
 
 	mu             sync.Mutex // serialises changes of state and settings, and their events
 	changes        uint64
-	shutTag        uint64      // the last value stored in shut
-	shutTimer      clock.Timer // clears shut at the end of the open duration
 	overrideReason string
 	overrideAt     time.Time
 }
@@ -107,32 +95,33 @@ const (
 // state installs a new period, so counts never leak from one stay into the
 // next, and a call admitted in an earlier period (an older generation) is
 // not counted in this one. A change of settings or override that keeps the
-// state installs a copy with the same generation and the same counters.
+// state installs a copy with the same generation and the same counts.
 // A period is never modified once installed.
 type period struct {
 	state    State
 	override Override
-	// fast: closed, no slow-call timing, no throttling. Allow admits
-	// without looking further and a success only needs recording.
-	fast  bool
-	gen   uint64
-	since int64 // Nanotime the state began
-	cfg   *Settings
+	gen      uint64
+	since    int64 // Nanotime the state began
+	cfg      *Settings
 
-	until   int64 // Open: Nanotime at which probes may start
-	openFor time.Duration
-	streak  int // Open, HalfOpen: openings in a row without closing
+	// until is when the stay's time is up. Open: the open duration ends and
+	// the next call is a probe (math.MaxInt64 when forced open). HalfOpen:
+	// the probes have not decided within MaxHalfOpenWait, and the breaker
+	// opens again.
+	until   int64
+	openFor time.Duration // Open
+	streak  int           // Open, HalfOpen: openings in a row without closing
 
-	// Closed: the rule's window, and views of it for the hot paths.
-	window   Window
-	roll     *rolling           // a built-in rolling window: tick it on success
-	consec   *consecutiveWindow // a built-in run counter: reset it on success
-	custom   Window             // any other rule's window: tell it of successes
-	throttle *throttleWindow    // the adaptive rule, unless forced closed
+	window Window // Closed: the rule's counts
+	// outcomes is window's counts when the rule is ErrorRate or Adaptive,
+	// which count in the breaker's counts; nil for other rules.
+	outcomes *outcomes
+	throttle *throttleWindow // Closed, adaptive rule, not forced closed
+	half     *halfOpen       // HalfOpen
 
-	half *halfOpen // HalfOpen
-
-	_ [cacheLine]byte // read on every call: keep other objects' writes off its lines
+	// admitsAll: closed, not throttled, calls not timed: every call is
+	// admitted, and a success need only be counted.
+	admitsAll bool
 }
 
 type halfOpen struct {
@@ -140,63 +129,73 @@ type halfOpen struct {
 	flunked atomic.Bool  // a probe failed
 }
 
+// probeSlots are the N slots of half-open probes. A probe holds its slot
+// until it returns, even past the end of the half-open stay that admitted
+// it, so that a slow dependency never has more than N probes at once. The
+// exception is a stay that ends for want of an answer (MaxHalfOpenWait):
+// its probes, and any older ones, are abandoned, so that a probe that
+// never returns cannot keep the next stays from probing.
+type probeSlots struct {
+	mu      sync.Mutex
+	running int
+	// abandoned is the generation of the last half-open stay whose probes
+	// were abandoned: probes admitted in it, or before, hold no slot.
+	abandoned uint64
+}
+
+// take takes one of n slots for a probe, if one is free.
+func (s *probeSlots) take(n int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running >= n {
+		return false
+	}
+	s.running++
+	return true
+}
+
+// give gives back the slot of a probe admitted in generation gen.
+func (s *probeSlots) give(gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen > s.abandoned {
+		s.running--
+	}
+}
+
+// abandon frees the slots of the probes admitted in generation gen or
+// before, which is every probe running.
+func (s *probeSlots) abandon(gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running, s.abandoned = 0, gen
+}
+
+func (s *probeSlots) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
 // New returns a closed Breaker with the given settings (see Settings for
 // the defaults of zero fields).
 func New(s Settings) *Breaker {
 	s = s.withDefaults()
-	coarse, _ := s.Clock.(*clock.Coarse)
-	b := &Breaker{
-		name:   s.Name,
-		clock:  s.Clock,
-		coarse: coarse,
-	}
-	b.successes.init()
-	b.rejections.init()
-	p := &period{state: Closed, cfg: &s, since: b.nanotime()}
+	b := &Breaker{name: s.Name, clock: s.Clock}
+	p := &period{state: Closed, cfg: &s, since: b.clock.Nanotime()}
 	b.newWindow(p)
-	p.settle()
-	b.period.Store(p)
+	b.install(p)
 	return b
 }
 
 // newWindow gives closed period p fresh counts from its rule.
 func (b *Breaker) newWindow(p *period) {
-	p.roll, p.consec, p.custom, p.throttle = nil, nil, nil, nil
-	r, ok := p.cfg.Rule.(builtinRule)
-	if !ok {
-		p.window = p.cfg.Rule.NewWindow(b.clock)
-		p.custom = p.window
+	if r, ok := p.cfg.Rule.(countingRule); ok {
+		p.window, p.outcomes = r.newWindowOver(&b.counts, b.clock)
 		return
 	}
-	p.window = r.newWindow(b.clock, &b.successes)
-	switch w := p.window.(type) {
-	case *errorRateWindow:
-		p.roll = w.rolling
-	case *throttleWindow:
-		p.roll = w.rolling
-	case *consecutiveWindow:
-		p.consec = w
-	}
+	p.window, p.outcomes = p.cfg.Rule.NewWindow(b.clock), nil
 }
-
-// settle derives the hot-path views of p from its state, window, override
-// and settings.
-func (p *period) settle() {
-	p.throttle = nil
-	if tw, ok := p.window.(*throttleWindow); ok && p.state == Closed && p.override != ForcedClosed && p.roll != nil {
-		p.throttle = tw
-	}
-	p.fast = p.state == Closed && p.cfg.SlowCallThreshold == 0 && p.throttle == nil
-}
-
-func (b *Breaker) nanotime() int64 {
-	if c := b.coarse; c != nil {
-		return c.Nanotime()
-	}
-	return b.clockNanotime()
-}
-
-func (b *Breaker) clockNanotime() int64 { return b.clock.Nanotime() }
 
 // Name returns Settings.Name.
 func (b *Breaker) Name() string { return b.name }
@@ -205,13 +204,23 @@ func (b *Breaker) Name() string { return b.name }
 func (b *Breaker) Settings() Settings { return *b.period.Load().cfg }
 
 // State returns the current state. An open breaker whose open duration has
-// ended reports, and becomes, half-open.
+// ended reports, and becomes, half-open; a half-open one whose stay is
+// longer than MaxHalfOpenWait, open.
 func (b *Breaker) State() State {
 	p := b.period.Load()
-	if p.state == Open && b.nanotime() >= p.until {
-		p = b.change(p, HalfOpen, OpenElapsed)
+	if p.state != Closed && b.clock.Nanotime() >= p.until {
+		p = b.timeUp(p)
 	}
 	return p.state
+}
+
+// timeUp ends open or half-open period p, whose time is up, and returns the
+// period now current.
+func (b *Breaker) timeUp(p *period) *period {
+	if p.state == Open {
+		return b.change(p, HalfOpen, OpenElapsed)
+	}
+	return b.change(p, Open, ProbesTimedOut)
 }
 
 // Counts returns the counts of the current state: the rule's window when
@@ -237,46 +246,34 @@ func (p *period) counts() Counts {
 // ErrThrottled. When it admits, call Done on the returned permit exactly
 // once with the call's error. ctx is not used by the breaker; it is there
 // for breakerimpl.Guard.
-func (b *Breaker) Allow(ctx context.Context) (breakerimpl.Permit, error) {
-	// The closed path is small enough to be inlined into callers.
-	if p := b.period.Load(); p.fast {
-		return breakerimpl.NewPermit(b, p.gen<<genShift, 0), nil
-	}
-	return b.allow()
-}
-
-func (b *Breaker) allow() (breakerimpl.Permit, error) {
-	if b.shut.Load() != 0 && b.rejections.tryInc() {
-		return breakerimpl.Permit{}, ErrOpen
-	}
+func (b *Breaker) Allow(context.Context) (breakerimpl.Permit, error) {
 	for {
 		p := b.period.Load()
-		switch p.state {
-		case Closed:
+		if p.state == Closed {
 			if t := p.throttle; t != nil && !t.admit(p.cfg.Rand) {
-				b.rejections.inc()
-				return breakerimpl.Permit{}, ErrThrottled
+				return breakerimpl.Permit{}, ErrThrottled // counted by the window
 			}
 			return b.permit(p, 0), nil
-		case Open:
-			if b.nanotime() < p.until {
-				b.rejections.inc()
-				return breakerimpl.Permit{}, ErrOpen
-			}
-			b.change(p, HalfOpen, OpenElapsed)
-		default:
-			if !b.takeProbe(int32(p.cfg.HalfOpenProbes)) {
-				b.rejections.inc()
-				return breakerimpl.Permit{}, ErrHalfOpenFull
-			}
-			if b.period.Load().gen != p.gen {
-				// The half-open period ended while we joined it: give the
-				// slot back and look again.
-				b.probes.Add(-1)
-				continue
-			}
-			return b.permit(p, probeBit), nil
 		}
+		if b.clock.Nanotime() >= p.until {
+			b.timeUp(p)
+			continue
+		}
+		if p.state == Open {
+			b.rejections.Add(1)
+			return breakerimpl.Permit{}, ErrOpen
+		}
+		if !b.probes.take(p.cfg.HalfOpenProbes) {
+			b.rejections.Add(1)
+			return breakerimpl.Permit{}, ErrHalfOpenFull
+		}
+		if b.period.Load().gen != p.gen {
+			// The half-open period ended while we joined it: give the slot
+			// back and look again.
+			b.probes.give(p.gen)
+			continue
+		}
+		return b.permit(p, probeBit), nil
 	}
 }
 
@@ -285,22 +282,9 @@ func (b *Breaker) permit(p *period, flags uint64) breakerimpl.Permit {
 	var start int64
 	if p.cfg.SlowCallThreshold > 0 {
 		flags |= timedBit
-		start = b.nanotime()
+		start = b.clock.Nanotime()
 	}
 	return breakerimpl.NewPermit(b, p.gen<<genShift|flags, start)
-}
-
-// takeProbe takes one of the n probe slots if one is free.
-func (b *Breaker) takeProbe(n int32) bool {
-	for {
-		running := b.probes.Load()
-		if running >= n {
-			return false
-		}
-		if b.probes.CompareAndSwap(running, running+1) {
-			return true
-		}
-	}
 }
 
 // Done records the end of a call admitted by Allow; use Permit.Done rather
@@ -308,86 +292,60 @@ func (b *Breaker) takeProbe(n int32) bool {
 // changed state while the call ran) counts in the lifetime counters but
 // not in the current state's.
 func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
-	if p := b.period.Load(); err == nil && p.fast && p.gen<<genShift == pm.ID() {
-		// succeeded, written out so that everything in it is inlined.
-		if r := p.roll; r != nil {
-			if r.due.Load() {
-				r.tick()
-			}
-		} else {
-			b.succeededRun(p)
-		}
-		if c := &b.successes; !c.tryInc() { // c.inc(), inlined
-			c.incStriped()
-		}
-		return
-	}
-	b.done(pm, err)
-}
-
-// succeeded records a success of the current closed period p.
-func (b *Breaker) succeeded(p *period) {
-	if r := p.roll; r != nil {
-		if r.due.Load() {
-			r.tick()
-		}
-	} else {
-		b.succeededRun(p)
-	}
-	if c := &b.successes; !c.tryInc() { // c.inc(), inlined
-		c.incStriped()
-	}
-}
-
-// succeededRun is the part of succeeded for rules without a rolling window.
-func (b *Breaker) succeededRun(p *period) {
-	if c := p.consec; c != nil {
-		if c.failures.Load() != 0 {
-			c.failures.Store(0)
-		}
-	} else {
-		p.custom.Success()
-	}
-}
-
-func (b *Breaker) done(pm breakerimpl.Permit, err error) {
 	id := pm.ID()
 	if id&probeBit != 0 {
-		b.probes.Add(-1)
+		b.probes.give(id >> genShift)
 	}
 	p := b.period.Load()
+	o, slow := breakerimpl.Success, false
+	if err != nil || id&timedBit != 0 {
+		o, slow = b.outcome(p.cfg, pm, err)
+	}
+	if slow {
+		b.slowCalls.Add(1)
+	}
 	current := p.gen == id>>genShift
-	o, slow := b.outcome(p.cfg, pm, err)
-	switch o {
-	case breakerimpl.Success:
-		if current && p.state == Closed {
-			b.succeeded(p)
-		} else {
-			b.otherSuccesses.Add(1)
-		}
-	case breakerimpl.Failure:
-		b.failures.Add(1)
-		if slow {
-			b.slowCalls.Add(1)
-		}
-	default:
+	switch {
+	case o == breakerimpl.Ignored:
 		b.ignored.Add(1)
-	}
-	if !current || o != breakerimpl.Failure && (o != breakerimpl.Success || p.state != HalfOpen) {
-		return
-	}
-	switch p.state {
-	case Closed:
+	case !current || p.state != Closed:
+		if o == breakerimpl.Success {
+			b.otherSuccesses.Add(1)
+		} else {
+			b.otherFailures.Add(1)
+		}
+		if current && p.state == HalfOpen {
+			b.probed(p, o)
+		}
+	case o == breakerimpl.Success:
+		b.succeeded(p)
+	default:
+		if p.outcomes == nil {
+			b.counts[slotFailures].Add(1)
+		}
 		if p.window.Failure() && p.override == Automatic {
 			b.change(p, Open, Tripped)
 		}
-	case HalfOpen:
-		if o == breakerimpl.Failure {
-			p.half.flunked.Store(true)
-			b.change(p, Open, ProbeFailed)
-		} else if p.half.passed.Add(1) >= int32(p.cfg.HalfOpenSuccesses) {
-			b.change(p, Closed, ProbesSucceeded)
-		}
+	}
+}
+
+// succeeded counts a success in closed period p.
+func (b *Breaker) succeeded(p *period) {
+	if w := p.outcomes; w != nil {
+		w.Success() // in the breaker's counts too
+	} else {
+		b.counts[slotSuccesses].Add(1)
+		p.window.Success()
+	}
+}
+
+// probed records the outcome of a probe of half-open period p.
+func (b *Breaker) probed(p *period, o breakerimpl.Outcome) {
+	if o == breakerimpl.Failure {
+		p.half.flunked.Store(true)
+		b.change(p, Open, ProbeFailed)
+	} else if p.half.passed.Add(1) >= int32(p.cfg.HalfOpenSuccesses) {
+		b.change(p, Closed, ProbesSucceeded)
 	}
 }
 
@@ -402,7 +360,7 @@ func (b *Breaker) outcome(s *Settings, pm breakerimpl.Permit, err error) (o brea
 			return o, false
 		}
 	}
-	if pm.ID()&timedBit != 0 && s.SlowCallThreshold > 0 && b.nanotime()-pm.Start() > int64(s.SlowCallThreshold) {
+	if pm.ID()&timedBit != 0 && s.SlowCallThreshold > 0 && b.clock.Nanotime()-pm.Start() > int64(s.SlowCallThreshold) {
 		return breakerimpl.Failure, true
 	}
 	return breakerimpl.Success, false
@@ -424,7 +382,7 @@ func (b *Breaker) change(p *period, to State, why Transition) *period {
 // enter installs a new period in state to after cur and publishes the
 // change. b.mu is held.
 func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, detail string) *period {
-	next := &period{state: to, override: ov, gen: cur.gen + 1, since: b.nanotime(), cfg: cur.cfg}
+	next := &period{state: to, override: ov, gen: cur.gen + 1, since: b.clock.Nanotime(), cfg: cur.cfg}
 	switch to {
 	case Open:
 		if ov == ForcedOpen {
@@ -439,8 +397,12 @@ func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, deta
 	case HalfOpen:
 		next.half = &halfOpen{}
 		next.streak = cur.streak
+		next.until = next.since + int64(next.cfg.MaxHalfOpenWait)
 	case Closed:
 		b.newWindow(next)
+	}
+	if why == ProbesTimedOut {
+		b.probes.abandon(cur.gen)
 	}
 	counts := cur.counts()
 	b.install(next)
@@ -448,35 +410,18 @@ func (b *Breaker) enter(cur *period, to State, ov Override, why Transition, deta
 	return next
 }
 
-// install makes next the current period, and sets shut for as long as
-// next refuses every call. next is a new state (enter), or a copy of the
-// current period with the same state and generation (a change of settings
-// or override), so that calls running keep counting. b.mu is held.
+// install makes next the current period, after deriving its throttle from
+// its state, window and override. next is a new state (enter), or a copy
+// of the current period with the same state and generation (a change of
+// settings or override), so that calls running keep counting. b.mu is
+// held, or b is being made.
 func (b *Breaker) install(next *period) {
-	next.settle()
-	// Clear shut before the store, set it after: shut is never set while
-	// a period that admits calls is current.
-	b.shut.Store(0)
-	if b.shutTimer != nil {
-		b.shutTimer.Stop()
-		b.shutTimer = nil
+	next.throttle = nil
+	if tw, ok := next.window.(*throttleWindow); ok && next.state == Closed && next.override != ForcedClosed {
+		next.throttle = tw
 	}
+	next.admitsAll = next.state == Closed && next.throttle == nil && next.cfg.SlowCallThreshold == 0
 	b.period.Store(next)
-	if next.state != Open {
-		return
-	}
-	wait := next.until - b.nanotime()
-	if wait <= 0 {
-		return
-	}
-	b.shutTag++
-	tag := b.shutTag
-	b.shut.Store(tag)
-	if next.until != math.MaxInt64 { // forced open: until an operator says otherwise
-		// A timer that fires after a later install finds another tag and
-		// leaves shut alone.
-		b.shutTimer = b.clock.AfterFunc(time.Duration(wait), func() { b.shut.CompareAndSwap(tag, 0) })
-	}
 }
 
 // publish numbers e, completes it and hands it to the listener. b.mu is
@@ -539,12 +484,13 @@ func (b *Breaker) force(ov Override, reason string) {
 // of the settings in force (defaults filled in) and edits it. Name and
 // Clock cannot change; edits to them are ignored.
 //
-// Counts are kept: a new threshold (MinRequests, Percent, K, Threshold)
-// applies to the counts of the current window, judged at the next failure;
-// only a change of the rule's kind or of its window's span or buckets
-// starts fresh counts, published as a Reconfigured change. A new open
-// duration applies to the current open stay, counted from its start. Calls
-// running keep their permits.
+// Counts are kept: a new threshold (MinRequests, Percent, K, Threshold,
+// Protection, MaxRejectRate) applies to the counts of the current window,
+// judged at the next call; only a change of the rule's kind or of its
+// window's span or buckets starts fresh counts, published as a
+// Reconfigured change. A new open duration applies to the current open
+// stay, and a new MaxHalfOpenWait to the current half-open stay, counted
+// from its start. Calls running keep their permits.
 func (b *Breaker) Update(change func(*Settings)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -560,7 +506,7 @@ func (b *Breaker) Update(change func(*Settings)) {
 		if sameRule(cur.cfg.Rule, s.Rule) {
 			break
 		}
-		if w, ok := cur.window.(reconfigurable); ok && next.custom == nil && w.reconfigure(s.Rule) {
+		if w, ok := cur.window.(reconfigurable); ok && w.reconfigure(s.Rule) {
 			break
 		}
 		b.newWindow(&next)
@@ -572,6 +518,8 @@ func (b *Breaker) Update(change func(*Settings)) {
 			next.openFor = s.openDuration(cur.streak)
 			next.until = cur.since + int64(next.openFor)
 		}
+	case HalfOpen:
+		next.until = cur.since + int64(s.MaxHalfOpenWait)
 	}
 	b.install(&next)
 }
@@ -591,7 +539,7 @@ func (b *Breaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p := b.period.Load()
-	now, wall := b.nanotime(), b.clock.Now()
+	now, wall := b.clock.Nanotime(), b.clock.Now()
 	s := Snapshot{
 		Name:           b.name,
 		State:          state,
@@ -600,12 +548,12 @@ func (b *Breaker) Snapshot() Snapshot {
 		OverrideAt:     b.overrideAt,
 		Since:          wall.Add(-time.Duration(now - p.since)),
 		Window:         p.counts(),
-		ProbesRunning:  int(b.probes.Load()),
-		Successes:      b.successes.load() + b.otherSuccesses.Load(),
-		Failures:       b.failures.Load(),
+		ProbesRunning:  b.probes.count(),
+		Successes:      uint64(b.counts[slotSuccesses].Load()) + b.otherSuccesses.Load(),
+		Failures:       uint64(b.counts[slotFailures].Load()) + b.otherFailures.Load(),
 		Ignored:        b.ignored.Load(),
 		SlowCalls:      b.slowCalls.Load(),
-		Rejections:     b.rejections.load(),
+		Rejections:     uint64(b.counts[slotRejected].Load()) + b.rejections.Load(),
 		StateChanges:   b.changes,
 	}
 	if p.state == Open && p.override != ForcedOpen {
@@ -623,74 +571,37 @@ func (b *Breaker) RetryAfter() time.Duration {
 	if p.state != Open || p.override == ForcedOpen {
 		return 0
 	}
-	return time.Duration(max(p.until-b.nanotime(), 0))
+	return time.Duration(max(p.until-b.clock.Nanotime(), 0))
 }
 
 // Execute runs fn(ctx) if b admits the call and records its outcome. When b
 // refuses, fn does not run and the error is ErrOpen, ErrHalfOpenFull or
 // ErrThrottled. A panic in fn counts as a failure and is raised again.
+//
+// It is breakerimpl.Run with the breaker's methods called directly, and a
+// shortcut for the usual call, a success while the breaker admits every
+// call: Allow would only hand out p's permit, and Done only count the
+// success in p.
 func Execute[T any](ctx context.Context, b *Breaker, fn func(context.Context) (T, error)) (v T, err error) {
-	// An open breaker, while shut: one load and the count. When the count's
-	// first word is contended, the path below counts on a stripe.
-	if b.shut.Load() != 0 && b.rejections.tryInc() {
-		return v, ErrOpen
-	}
 	p := b.period.Load()
-	if !p.fast {
-		var now int64
-		if c := b.coarse; c != nil { // b.nanotime(), inlined
-			now = c.Nanotime()
-		} else {
-			now = b.clockNanotime()
-		}
-		if p.state == Open && now < p.until {
-			if c := &b.rejections; !c.tryInc() { // c.inc(), inlined
-				c.incStriped()
-			}
-			return v, ErrOpen
-		}
-		return breakerimpl.Run(ctx, b, fn)
+	var pm breakerimpl.Permit
+	if p.admitsAll {
+		pm = breakerimpl.NewPermit(b, p.gen<<genShift, 0)
+	} else if pm, err = b.Allow(ctx); err != nil {
+		return v, err
 	}
-	// A closed breaker, written out: the permit is implied by p, and the
-	// deferred function records the outcome itself, so the only calls made
-	// besides fn are Execute and that one (a deferred method call would add
-	// a wrapper; see BenchmarkBreakerSuccess). It recovers a panic, counts
-	// it as a failure and raises it again.
 	finished := false
 	defer func() {
 		if !finished {
-			b.panicked(p, recover())
-			return
-		}
-		if err != nil || b.period.Load() != p {
-			b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), err)
-			return
-		}
-		// b.succeeded(p), written out so that everything in it is inlined.
-		if r := p.roll; r != nil {
-			if r.due.Load() {
-				r.tick()
-			}
-		} else {
-			b.succeededRun(p)
-		}
-		if c := &b.successes; !c.tryInc() { // c.inc(), inlined
-			c.incStriped()
+			pm.Panicked(recover())
 		}
 	}()
 	v, err = fn(ctx)
 	finished = true
-	return v, err
-}
-
-// panicked records a call of period p that panicked with r (nil for
-// runtime.Goexit) as a failure, and raises the panic again. It is kept out
-// of finish so that finish's frame stays small.
-//
-//go:noinline
-func (b *Breaker) panicked(p *period, r any) {
-	b.done(breakerimpl.NewPermit(b, p.gen<<genShift, 0), breakerimpl.NewPanicError(r))
-	if r != nil { // runtime.Goexit goes on by itself
-		panic(r)
+	if err == nil && p.admitsAll && b.period.Load() == p {
+		b.succeeded(p)
+	} else {
+		b.Done(pm, err)
 	}
+	return v, err
 }

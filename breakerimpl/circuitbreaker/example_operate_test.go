@@ -14,7 +14,8 @@ import (
 )
 
 // Google SRE client-side throttling: no open state, a growing share of
-// calls rejected locally as the backend fails.
+// calls rejected locally as the backend fails, never more than
+// MaxRejectRate (by default 0.9).
 func ExampleAdaptive() {
 	cb := circuitbreaker.New(circuitbreaker.Settings{
 		Rule:  circuitbreaker.Adaptive{K: 2},
@@ -34,8 +35,8 @@ func ExampleAdaptive() {
 	fmt.Printf("%v; %d of 1000 calls rejected without reaching the backend\n", cb.State(), rejected)
 	fmt.Printf("next call rejected with probability %.3f\n", circuitbreaker.Adaptive{K: 2}.RejectProbability(c))
 	// Output:
-	// closed; 991 of 1000 calls rejected without reaching the backend
-	// next call rejected with probability 0.999
+	// closed; 881 of 1000 calls rejected without reaching the backend
+	// next call rejected with probability 0.900
 }
 
 func ExampleAdaptive_RejectProbability() {
@@ -47,8 +48,8 @@ func ExampleAdaptive_RejectProbability() {
 	// Output:
 	// 100 of 100 accepted: reject 0.00
 	//  50 of 100 accepted: reject 0.00
-	//  25 of 100 accepted: reject 0.50
-	//   0 of 100 accepted: reject 0.99
+	//  25 of 100 accepted: reject 0.45
+	//   0 of 100 accepted: reject 0.90
 }
 
 // An open duration that doubles while the dependency stays down, up to a

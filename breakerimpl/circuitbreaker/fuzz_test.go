@@ -19,6 +19,7 @@ func FuzzBreakerModel(f *testing.F) {
 		{3, 6, 0, 0, 6, 2, 6, 1, 1, 1, 1, 6, 2, 1},        // overrides
 		{0, 1, 1, 5, 0, 1, 5, 2, 1, 4, 255, 1, 4, 255, 0}, // updates while open
 		{2, 7, 4, 5, 8, 7, 4, 6, 8},                       // held calls at and past the slow threshold
+		{0, 1, 1, 1, 4, 50, 7, 7, 4, 110, 4, 60, 7, 9, 8}, // probes held past MaxHalfOpenWait
 	} {
 		f.Add(seed)
 	}

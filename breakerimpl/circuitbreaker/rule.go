@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // Rule decides when a closed breaker trips. A rule is a plain settings
@@ -49,14 +50,21 @@ type Counts struct {
 	ConsecutiveFailures uint64 `json:"consecutiveFailures,omitempty"`
 }
 
-// builtinRule is implemented by the rules of this package: their windows
-// count successes in the breaker's own striped counter, so that the success
-// path writes one counter, not two, and they can take new thresholds
-// without losing their counts (see reconfigurable).
-type builtinRule interface {
+// countingRule is a rule of this package whose window counts in totals it
+// is given. The breaker gives it its own lifetime counts (successes,
+// failures, rejections), so that a success is counted once, by one atomic
+// add, for the window and for the lifetime at once.
+type countingRule interface {
 	Rule
-	newWindow(c clock.Clock, successes *counter) Window
+	newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes)
 }
+
+// The slots of the counts of a rolling rule's window and of a breaker.
+const (
+	slotSuccesses = iota
+	slotFailures
+	slotRejected
+)
 
 // reconfigurable is a window that can adopt the thresholds of rule r while
 // keeping its counts. It reports false if r is a different kind of rule or
@@ -74,9 +82,7 @@ type ConsecutiveFailures struct {
 }
 
 // NewWindow implements Rule.
-func (r ConsecutiveFailures) NewWindow(c clock.Clock) Window { return r.newWindow(c, nil) }
-
-func (r ConsecutiveFailures) newWindow(clock.Clock, *counter) Window {
+func (r ConsecutiveFailures) NewWindow(clock.Clock) Window {
 	w := &consecutiveWindow{}
 	w.threshold.Store(uint64(r.threshold()))
 	return w
@@ -91,7 +97,7 @@ func (r ConsecutiveFailures) threshold() int {
 
 type consecutiveWindow struct {
 	threshold atomic.Uint64
-	failures  paddedUint64
+	failures  atomic.Uint64
 }
 
 func (w *consecutiveWindow) Success() {
@@ -120,11 +126,12 @@ func (w *consecutiveWindow) reconfigure(r Rule) bool {
 // were counted and at least Percent of them failed (hystrix semantics:
 // circuitBreaker.requestVolumeThreshold and errorThresholdPercentage over
 // metrics.rollingStats). The window is a ring of Buckets time buckets
-// covering Window; the oldest bucket is dropped as time moves on, so the
-// window covers between Window − Window/Buckets and Window of history.
+// covering Window, aligned on the moment the breaker closed; the oldest
+// bucket is dropped as time moves on, so the window covers between
+// Window − Window/Buckets and Window of history.
 //
-// Counts fills Requests, Successes and Failures. Under heavy concurrency a
-// count landing exactly as a bucket turns over may be attributed to the
+// Counts fills Requests, Successes and Failures. Under concurrency a count
+// landing exactly as a bucket turns over may be attributed to the
 // neighbouring bucket; none is lost.
 type ErrorRate struct {
 	// Window is the span of history judged. Zero or less means 10 s.
@@ -141,14 +148,17 @@ type ErrorRate struct {
 }
 
 // NewWindow implements Rule.
-func (r ErrorRate) NewWindow(c clock.Clock) Window { return r.newWindow(c, newCounter()) }
+func (r ErrorRate) NewWindow(c clock.Clock) Window {
+	w, _ := r.newWindowOver(new(rolling.Totals), c)
+	return w
+}
 
-func (r ErrorRate) newWindow(c clock.Clock, successes *counter) Window {
+func (r ErrorRate) newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes) {
 	r = r.withDefaults()
-	w := &errorRateWindow{rolling: newRolling(c, r.Window, r.Buckets, successes)}
+	w := &errorRateWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
 	w.minRequests.Store(uint64(r.MinRequests))
 	w.percent.Store(uint64(r.Percent))
-	return w
+	return w, w.outcomes
 }
 
 func (r ErrorRate) withDefaults() ErrorRate {
@@ -174,15 +184,38 @@ func windowShape(span time.Duration, buckets int) (time.Duration, int) {
 	return span, min(buckets, 1000, max(int(span/time.Millisecond), 1))
 }
 
+// outcomes is the rolling window of the error-rate and adaptive rules:
+// successes, failures and rejections per bucket.
+type outcomes struct {
+	*rolling.Window
+	span    time.Duration
+	buckets int
+}
+
+func newOutcomes(t *rolling.Totals, c clock.Clock, span time.Duration, buckets int) *outcomes {
+	return &outcomes{Window: rolling.Over(t, c, span, buckets), span: span, buckets: buckets}
+}
+
+func (w *outcomes) Success() { w.Add(slotSuccesses, 1) }
+
+func (w *outcomes) Counts() Counts {
+	sum := w.Sum()
+	s, f, r := uint64(sum[slotSuccesses]), uint64(sum[slotFailures]), uint64(sum[slotRejected])
+	return Counts{Requests: s + f + r, Successes: s, Failures: f, Rejected: r}
+}
+
+func (w *outcomes) sameShape(span time.Duration, buckets int) bool {
+	return span == w.span && buckets == w.buckets
+}
+
 type errorRateWindow struct {
-	*rolling
+	*outcomes
 	minRequests atomic.Uint64
 	percent     atomic.Uint64
 }
 
 func (w *errorRateWindow) Failure() bool {
-	w.tick()
-	w.failures.Add(1)
+	w.Add(slotFailures, 1)
 	c := w.Counts()
 	return c.Requests >= w.minRequests.Load() && c.Failures*100 >= w.percent.Load()*c.Requests
 }
@@ -201,13 +234,24 @@ func (w *errorRateWindow) reconfigure(r Rule) bool {
 	return true
 }
 
+// Defaults of the Adaptive fields left zero.
+const (
+	// DefaultProtection is go-zero's protection: the throttle rejects
+	// nothing while the window holds no more than this many requests
+	// beyond those K times the accepts cover.
+	DefaultProtection = 5
+	// DefaultMaxRejectRate lets at least one call in ten reach the backend
+	// however badly it fails, so that the throttle sees it recover.
+	DefaultMaxRejectRate = 0.9
+)
+
 // Adaptive is client-side adaptive throttling, from Google's SRE book
 // (Beyer et al., "Site Reliability Engineering", 2016, chapter 21,
 // "Handling Overload", section "Client-side throttling"), as in go-zero's
 // core/breaker. It has no open state: the breaker stays closed and rejects
 // each call, with ErrThrottled, with probability
 //
-//	max(0, (requests − K·accepts) / (requests + 1))
+//	min(MaxRejectRate, max(0, (requests − Protection − K·accepts) / (requests + 1)))
 //
 // where, over the rolling window, requests counts every call asked of the
 // breaker (admitted or rejected; ignored outcomes aside) and accepts those
@@ -217,6 +261,13 @@ func (w *errorRateWindow) reconfigure(r Rule) bool {
 // through as the backend recovers. K = 2 lets through about twice what the
 // backend accepts; a lower K throttles sooner and harder.
 //
+// The book's formula has no Protection term: with it, as in go-zero, a
+// handful of failures (three requests, none accepted) reject nothing,
+// where the bare formula would reject half the calls after a single
+// failure. MaxRejectRate caps the rejection probability, so that some
+// calls always reach a backend that rejects everything and the throttle
+// learns when it is back.
+//
 // The random draw uses Settings.Rand. Counts fills Requests, Successes,
 // Failures and Rejected. Failure never trips, so the breaker opens only if
 // forced.
@@ -224,6 +275,13 @@ type Adaptive struct {
 	// K is the multiplier of accepts. Zero or less means 2; values below 1
 	// reject even a healthy backend's calls and are raised to 1.
 	K float64
+	// Protection is how many requests beyond K·accepts the window may hold
+	// before anything is rejected. Zero means DefaultProtection; below zero
+	// means none (the book's formula).
+	Protection int
+	// MaxRejectRate caps the probability of rejecting a call. Zero or less
+	// means DefaultMaxRejectRate; above 1 means 1 (no cap).
+	MaxRejectRate float64
 	// Window is the span of history judged. Zero or less means 10 s.
 	Window time.Duration
 	// Buckets is how many slices the window is cut into. Zero or less means
@@ -232,13 +290,16 @@ type Adaptive struct {
 }
 
 // NewWindow implements Rule.
-func (r Adaptive) NewWindow(c clock.Clock) Window { return r.newWindow(c, newCounter()) }
-
-func (r Adaptive) newWindow(c clock.Clock, successes *counter) Window {
-	r = r.withDefaults()
-	w := &throttleWindow{rolling: newRolling(c, r.Window, r.Buckets, successes)}
-	w.k.Store(math.Float64bits(r.K))
+func (r Adaptive) NewWindow(c clock.Clock) Window {
+	w, _ := r.newWindowOver(new(rolling.Totals), c)
 	return w
+}
+
+func (r Adaptive) newWindowOver(t *rolling.Totals, c clock.Clock) (Window, *outcomes) {
+	r = r.withDefaults()
+	w := &throttleWindow{outcomes: newOutcomes(t, c, r.Window, r.Buckets)}
+	w.rule.Store(&r)
+	return w, w.outcomes
 }
 
 func (r Adaptive) withDefaults() Adaptive {
@@ -247,39 +308,51 @@ func (r Adaptive) withDefaults() Adaptive {
 		r.K = 2
 	}
 	r.K = max(r.K, 1)
+	switch {
+	case r.Protection == 0:
+		r.Protection = DefaultProtection
+	case r.Protection < 0:
+		r.Protection = 0
+	}
+	if !(r.MaxRejectRate > 0) {
+		r.MaxRejectRate = DefaultMaxRejectRate
+	}
+	r.MaxRejectRate = min(r.MaxRejectRate, 1)
 	return r
 }
 
-// RejectProbability returns the SRE formula's probability of rejecting the
-// next call given the counts of the window.
+// RejectProbability returns the probability of rejecting the next call
+// given the counts of the window (the formula above).
 func (r Adaptive) RejectProbability(c Counts) float64 {
-	return rejectProbability(r.withDefaults().K, c)
+	r = r.withDefaults()
+	return r.rejectProbability(c)
 }
 
-func rejectProbability(k float64, c Counts) float64 {
+// rejectProbability is RejectProbability for r with its defaults applied.
+func (r *Adaptive) rejectProbability(c Counts) float64 {
 	req := float64(c.Requests)
-	return max(0, (req-k*float64(c.Successes))/(req+1))
+	p := (req - float64(r.Protection) - r.K*float64(c.Successes)) / (req + 1)
+	return min(max(p, 0), r.MaxRejectRate)
 }
 
 type throttleWindow struct {
-	*rolling
-	k atomic.Uint64 // float64 bits
+	*outcomes
+	rule atomic.Pointer[Adaptive] // with its defaults applied
 }
 
 func (w *throttleWindow) Failure() bool {
-	w.tick()
-	w.failures.Add(1)
+	w.Add(slotFailures, 1)
 	return false
 }
 
 // admit decides whether a call may run; draw returns a uniform number in
 // [0, 1). A rejection is counted in the window.
 func (w *throttleWindow) admit(draw func() float64) bool {
-	p := rejectProbability(math.Float64frombits(w.k.Load()), w.Counts())
+	p := w.rule.Load().rejectProbability(w.Counts())
 	if p <= 0 || draw() >= p {
 		return true
 	}
-	w.rejected.Add(1)
+	w.Add(slotRejected, 1)
 	return false
 }
 
@@ -292,143 +365,6 @@ func (w *throttleWindow) reconfigure(r Rule) bool {
 	if !w.sameShape(a.Window, a.Buckets) {
 		return false
 	}
-	w.k.Store(math.Float64bits(a.K))
+	w.rule.Store(&a)
 	return true
-}
-
-// rolling counts over a ring of time buckets without ever clearing a
-// counter. The totals (successes, failures, rejections) only grow; at each
-// bucket boundary the ring records the totals of that moment (a mark), and
-// the window's counts are the totals now minus the mark at the start of the
-// oldest bucket still in the window. Writers therefore add to one counter
-// and nothing else; the bucket turns over lazily, on the first call that
-// sees the clock pass next. A success does not read the clock for that: a
-// timer on the clock sets due when the live bucket ends, and a success
-// that finds due set turns the buckets (failures and Counts read the clock
-// themselves). A timer that fires late attributes the successes in between
-// to the bucket that ended; one that fires after the buckets turned
-// otherwise does nothing.
-type rolling struct {
-	clock   clock.Clock
-	coarse  *clock.Coarse // clock, when coarse: read without an interface call
-	width   int64         // of a bucket, in nanoseconds
-	buckets int
-	span    time.Duration
-
-	due  paddedBool  // the live bucket has ended (set by a timer; see turn)
-	next paddedInt64 // Nanotime at which the live bucket ends
-
-	successes *counter // shared with the breaker: every success of this closed period
-	failures  paddedUint64
-	rejected  paddedUint64
-
-	// start is the mark of the oldest bucket in the window.
-	startSuccesses, startFailures, startRejected atomic.Uint64
-
-	turning paddedMutex // held by the caller turning the buckets; guards live and marks
-	live    int
-	marks   []mark
-}
-
-type mark struct{ successes, failures, rejected uint64 }
-
-func newRolling(c clock.Clock, span time.Duration, buckets int, successes *counter) *rolling {
-	coarse, _ := c.(*clock.Coarse)
-	w := &rolling{
-		clock: c, coarse: coarse, span: span, buckets: buckets,
-		width:     int64(span) / int64(buckets),
-		successes: successes,
-		marks:     make([]mark, buckets),
-	}
-	m := w.totals()
-	for i := range w.marks {
-		w.marks[i] = m
-	}
-	w.setStart(m)
-	now := c.Nanotime()
-	w.next.Store(now + w.width)
-	w.arm(now+w.width, now)
-	return w
-}
-
-// arm sets a timer that marks the window due when the clock, now at now,
-// reaches at, unless the buckets have turned past at by then.
-func (w *rolling) arm(at, now int64) {
-	w.clock.AfterFunc(time.Duration(at-now), func() {
-		if w.next.Load() == at {
-			w.due.Store(true)
-		}
-	})
-}
-
-func (w *rolling) sameShape(span time.Duration, buckets int) bool {
-	return span == w.span && buckets == w.buckets
-}
-
-func (w *rolling) nanotime() int64 {
-	if c := w.coarse; c != nil {
-		return c.Nanotime()
-	}
-	return w.clock.Nanotime()
-}
-
-// tick turns the buckets if the live one has ended.
-func (w *rolling) tick() {
-	if now := w.nanotime(); now >= w.next.Load() {
-		w.turn(now)
-	}
-}
-
-// Success records a success when the window is used on its own; a breaker
-// adds to the shared counter itself.
-func (w *rolling) Success() {
-	if w.due.Load() {
-		w.tick()
-	}
-	w.successes.inc()
-}
-
-func (w *rolling) Counts() Counts {
-	w.tick()
-	// Marks first: the totals read after them can only be larger, so the
-	// differences never wrap.
-	s0, f0, r0 := w.startSuccesses.Load(), w.startFailures.Load(), w.startRejected.Load()
-	s, f, r := w.successes.load()-s0, w.failures.Load()-f0, w.rejected.Load()-r0
-	return Counts{Requests: s + f + r, Successes: s, Failures: f, Rejected: r}
-}
-
-func (w *rolling) totals() mark {
-	return mark{w.successes.load(), w.failures.Load(), w.rejected.Load()}
-}
-
-func (w *rolling) setStart(m mark) {
-	w.startSuccesses.Store(m.successes)
-	w.startFailures.Store(m.failures)
-	w.startRejected.Store(m.rejected)
-}
-
-// turn moves the live bucket forward to the one holding now. One caller
-// turns; the others go on counting meanwhile, which attributes their counts
-// to the bucket that is starting (they happen after its boundary) or, at
-// worst, to the one that just ended.
-func (w *rolling) turn(now int64) {
-	if !w.turning.TryLock() {
-		return
-	}
-	defer w.turning.Unlock()
-	next := w.next.Load()
-	if now < next {
-		return
-	}
-	steps := (now-next)/w.width + 1
-	m := w.totals()
-	for range min(steps, int64(w.buckets)) {
-		w.live = (w.live + 1) % w.buckets
-		w.marks[w.live] = m
-	}
-	w.setStart(w.marks[(w.live+1)%w.buckets])
-	next += steps * w.width
-	w.next.Store(next)
-	w.due.Store(false)
-	w.arm(next, now)
 }

@@ -23,8 +23,8 @@ import (
 //
 // OpenDuration is how long the breaker stays open before it lets probes
 // through (hystrix's sleep window, gobreaker's Timeout). Zero or less means
-// 5 s. The breaker moves to half-open on the first call (or State read)
-// after the duration, not on a timer.
+// DefaultOpenDuration. The breaker moves to half-open on the first call (or
+// State read) after the duration, not on a timer.
 //
 // MaxOpenDuration turns on exponential backoff for a dependency that keeps
 // failing: each time a probe fails, the next open duration is
@@ -48,6 +48,17 @@ import (
 // breaker. Any probe failure opens it again. Ignored probe outcomes count
 // neither way. Zero or less means 1.
 //
+// MaxHalfOpenWait bounds a half-open stay, as resilience4j's
+// maxWaitDurationInHalfOpenState does: if the probes have neither closed
+// nor reopened the breaker that long after it became half-open (a probe
+// hangs, or too few calls come to make M probes), it opens again as if a
+// probe had failed, backoff included, and the probes still running give
+// up their slots, so that the next half-open stay can probe afresh (what
+// such a late probe returns counts in the lifetime counters only). Like
+// the end of an open duration, the end of the wait is noticed by the next
+// call or State read. Set it above the time a healthy call takes. Zero or
+// less means DefaultMaxHalfOpenWait.
+//
 // SlowCallThreshold makes a call that takes longer than it a failure even if
 // it returned no error, so a dependency that hangs trips the breaker before
 // callers pile up. Zero or less turns slow-call detection off. Latency is
@@ -62,8 +73,9 @@ import (
 // OnStateChange is called with every change of state and of override,
 // after the change and in order, while the breaker holds its transition
 // lock: it must not call methods of the same breaker other than Name,
-// Counts and RetryAfter, and should hand slow work to another goroutine. Nil means no
-// one is told. LogStateChanges makes one that logs through log/slog.
+// Counts and RetryAfter, and should hand slow work to another goroutine.
+// Nil means no one is told. LogStateChanges makes one that logs through
+// log/slog.
 //
 // Rand returns uniform numbers in [0, 1) for the adaptive throttle and for
 // OpenJitter. Nil means math/rand/v2's Float64. It is called concurrently
@@ -71,12 +83,11 @@ import (
 // source do.
 //
 // Clock is the time source. Nil means clock.Default(), a coarse clock whose
-// reading costs an atomic load; tests pass a *clock.Fake. The breaker also
-// sets timers on it (AfterFunc): each time it opens, to stop refusing on
-// its fast path when the open duration ends, and, with a rolling window
-// (ErrorRate, Adaptive), at the end of the live bucket each time the window
-// turns, so that successes need no reading to turn it. An idle breaker
-// keeps no timer past the end of its current bucket or open duration.
+// reading costs an atomic load; tests pass a *clock.Fake. With a rolling
+// window (ErrorRate, Adaptive) the breaker also sets a timer on it for the
+// end of the window's live bucket, while calls succeed, so that a success
+// need not read the clock; an idle breaker keeps none past the end of its
+// live bucket.
 type Settings struct {
 	Name              string
 	Rule              Rule
@@ -86,6 +97,7 @@ type Settings struct {
 	OpenJitter        float64
 	HalfOpenProbes    int
 	HalfOpenSuccesses int
+	MaxHalfOpenWait   time.Duration
 	SlowCallThreshold time.Duration
 	Classify          breakerimpl.Classifier
 	OnStateChange     func(StateChange)
@@ -93,8 +105,15 @@ type Settings struct {
 	Clock             clock.Clock
 }
 
-// DefaultOpenDuration is the OpenDuration used when Settings leaves it zero.
-const DefaultOpenDuration = 5 * time.Second
+// Defaults of the Settings fields left zero.
+const (
+	// DefaultOpenDuration is hystrix's sleep window.
+	DefaultOpenDuration = 5 * time.Second
+	// DefaultMaxHalfOpenWait is longer than a healthy call takes behind
+	// most timeouts, and short enough that a hung probe costs a
+	// dependency half a minute of probing, not forever.
+	DefaultMaxHalfOpenWait = 30 * time.Second
+)
 
 const maxProbes = 1<<15 - 1
 
@@ -116,6 +135,9 @@ func (s Settings) withDefaults() Settings {
 	s.OpenJitter = min(s.OpenJitter, 1)
 	s.HalfOpenProbes = min(max(s.HalfOpenProbes, 1), maxProbes)
 	s.HalfOpenSuccesses = min(max(s.HalfOpenSuccesses, 1), maxProbes)
+	if s.MaxHalfOpenWait <= 0 {
+		s.MaxHalfOpenWait = DefaultMaxHalfOpenWait
+	}
 	s.SlowCallThreshold = max(s.SlowCallThreshold, 0)
 	if s.Classify == nil {
 		s.Classify = breakerimpl.DefaultClassifier

@@ -2,6 +2,7 @@ package circuitbreaker
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -71,6 +72,9 @@ const (
 	ProbeFailed Transition = "probe-failed"
 	// ProbesSucceeded: M probes in a row succeeded.
 	ProbesSucceeded Transition = "probes-succeeded"
+	// ProbesTimedOut: the probes of a half-open stay did not decide it
+	// within MaxHalfOpenWait.
+	ProbesTimedOut Transition = "probes-timed-out"
 	// ManualOpen: an operator called Breaker.ForceOpen.
 	ManualOpen Transition = "manual-open"
 	// ManualClose: an operator called Breaker.ForceClosed.
@@ -100,6 +104,55 @@ type StateChange struct {
 	OpenFor    time.Duration
 	At         time.Time // on the breaker's clock
 	Generation uint64    // increases by one with every change
+}
+
+// String describes the change on one line, for logs and %v: the breaker,
+// the states, the reason, the counts that caused it and what follows, as
+// in
+//
+//	breaker db: closed -> open (tripped; requests 20, successes 9, failures 11), open for 5s, change 3 at 2024-01-01T00:00:10Z
+func (e StateChange) String() string {
+	var b strings.Builder
+	b.WriteString("breaker")
+	if e.Name != "" {
+		b.WriteString(" " + e.Name)
+	}
+	fmt.Fprintf(&b, ": %v -> %v (%s; %v)", e.From, e.To, e.Reason, e.Counts)
+	if e.Detail != "" {
+		fmt.Fprintf(&b, ", %q", e.Detail)
+	}
+	if e.Override != Automatic {
+		fmt.Fprintf(&b, ", %v", e.Override)
+	}
+	if e.OpenFor > 0 {
+		fmt.Fprintf(&b, ", open for %v", e.OpenFor)
+	}
+	fmt.Fprintf(&b, ", change %d", e.Generation)
+	if !e.At.IsZero() {
+		b.WriteString(" at " + e.At.Format(time.RFC3339Nano))
+	}
+	return b.String()
+}
+
+// String lists the counts that are not zero, as "requests 20, successes 9,
+// failures 11", or says "no calls".
+func (c Counts) String() string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		n    uint64
+	}{
+		{"requests", c.Requests}, {"successes", c.Successes}, {"failures", c.Failures},
+		{"rejected", c.Rejected}, {"consecutive failures", c.ConsecutiveFailures},
+	} {
+		if f.n != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, f.n))
+		}
+	}
+	if len(parts) == 0 {
+		return "no calls"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Snapshot is a breaker's state and lifetime counters at one moment, for

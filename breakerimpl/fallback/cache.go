@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"math/bits"
-	"sync"
-	"sync/atomic"
 	"time"
-	"unsafe"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -33,9 +30,8 @@ const DefaultMaxEntries = 10_000
 // Name is the Source of the results the cache serves; "cache" if empty.
 //
 // MaxEntries bounds the number of keys kept. When a new key needs room,
-// an entry that has been neither remembered nor served for a long while is
-// dropped: the least recently used of a few candidates, an approximation
-// of LRU (see Cache). Zero or less means DefaultMaxEntries.
+// the least recently used entry (remembered or served longest ago) is
+// dropped. Zero or less means DefaultMaxEntries.
 //
 // MaxStaleness is the age beyond which a value is not served (Recover
 // returns ErrTooStale) but kept, in case the primary never comes back and a
@@ -52,61 +48,24 @@ type CacheSettings struct {
 
 // Cache is a last-known-good fallback: it remembers the latest value the
 // primary served for each key and serves it, with its age, when the primary
-// fails. It is safe for concurrent use.
+// fails. It is an LRU of hashicorp/golang-lru/v2 (one lock, a map and a
+// list) whose entries are the values and when they were remembered;
+// remembering a key already cached overwrites its entry and allocates
+// nothing. It is safe for concurrent use.
 //
-// Remember is on every successful call's path, so the cache is built for
-// it: keys hash to a set of eight slots (one cache line of pointers), found
-// without a lock; remembering a key already cached overwrites its entry in
-// place under that entry's own lock and allocates nothing. Only a new key
-// takes the cache-wide lock. When the key's set is full, or the cache
-// holds MaxEntries keys, the least recently used entry of the set (or of a
-// few sets sampled in turn) is dropped. Eviction is therefore approximate,
-// as in Redis or a CPU cache, rather than strict LRU, which would need a
-// shared list updated on every call.
+// golang-lru's expirable LRU is not used: it drops entries past their
+// age, where a last-known-good cache keeps them (see MaxStaleness), and
+// it reads the wall clock on a goroutine of its own that never ends.
 type Cache[K comparable, T any] struct {
 	name         string
 	maxStaleness time.Duration
 	clock        clock.Clock
-	coarse       *clock.Coarse // clock, when coarse: read without an interface call
-	seed         maphash.Seed
-	shortSeed    uint64 // hashShort's seed for string keys, drawn from seed
-	sets         []set[K, T]
-	mask         uint64
-	maxEntries   int
-	stringKeys   bool // K is string: hashed with hashShort or maphash.String
-
-	mu    sync.Mutex // held to add or drop entries
-	count atomic.Int64
-	hand  uint64 // next set to sample for eviction; under mu
+	entries      *lru.Cache[K, entry[T]]
 }
 
-const ways = 8
-
-type set[K comparable, T any] struct {
-	slots [ways]atomic.Pointer[entry[K, T]]
-}
-
-type entry[K comparable, T any] struct {
-	hash uint64
-	key  K
-	// words are the shortWords of a string key of at most maxShortKey
-	// bytes; zero for other keys.
-	words [2]uint64
-	// used is the Nanotime the entry was last remembered or served, for
-	// eviction. It is written only when it changes, so a key remembered
-	// many times within one tick of a coarse clock costs no extra write.
-	used atomic.Int64
-
-	mu    sync.Mutex
+type entry[T any] struct {
 	value T
-	at    int64 // Nanotime when value was remembered
-}
-
-// set stores v, remembered at now.
-func (e *entry[K, T]) set(v T, now int64) {
-	e.mu.Lock()
-	e.value, e.at = v, now
-	e.mu.Unlock()
+	at    int64 // Nanotime when the value was remembered
 }
 
 // NewCache returns an empty Cache.
@@ -117,170 +76,16 @@ func NewCache[K comparable, T any](s CacheSettings) *Cache[K, T] {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	coarse, _ := s.Clock.(*clock.Coarse)
-	// Twice as many slots as entries keeps sets from filling up long before
-	// the cache does.
-	nsets := 1 << bits.Len(uint((2*s.MaxEntries+ways-1)/ways-1))
-	seed := maphash.MakeSeed()
-	return &Cache[K, T]{
-		name:         nameOr(s.Name, "cache"),
-		maxStaleness: s.MaxStaleness,
-		clock:        s.Clock,
-		coarse:       coarse,
-		seed:         seed,
-		shortSeed:    newShortSeed(seed),
-		sets:         make([]set[K, T], nsets),
-		mask:         uint64(nsets - 1),
-		maxEntries:   s.MaxEntries,
-		stringKeys:   isString[K](),
+	entries, err := lru.New[K, entry[T]](s.MaxEntries)
+	if err != nil {
+		panic(err) // only for a size below one, which the default rules out
 	}
+	return &Cache[K, T]{name: nameOr(s.Name, "cache"), maxStaleness: s.MaxStaleness, clock: s.Clock, entries: entries}
 }
 
-// isString reports whether K is string itself (not merely a type whose
-// underlying type is string, which any(key).(string) would not match).
-func isString[K comparable]() bool {
-	var k K
-	_, ok := any(k).(string)
-	return ok
-}
-
-func (c *Cache[K, T]) nanotime() int64 {
-	if k := c.coarse; k != nil {
-		return k.Nanotime()
-	}
-	return c.clock.Nanotime()
-}
-
-// find returns the entry for key, or nil, and the key's hash.
-func (c *Cache[K, T]) find(key K) (*entry[K, T], uint64) {
-	var h uint64
-	if c.stringKeys {
-		// Without maphash.Comparable's look-up of the map type's hasher
-		// and the indirect call to it; short keys without maphash's
-		// three calls, and compared by their words and length rather
-		// than by a call to memequal (hash.go).
-		k := any(key).(string)
-		if n := len(k); n <= maxShortKey {
-			a, b := shortWords(k)
-			h = mixShort(c.shortSeed, a, b, n)
-			s := &c.sets[h&c.mask]
-			for i := range s.slots {
-				// K is string, so e.key's length is read as one.
-				if e := s.slots[i].Load(); e != nil && e.hash == h && e.words == [2]uint64{a, b} && len(*(*string)(unsafe.Pointer(&e.key))) == n {
-					return e, h
-				}
-			}
-			return nil, h
-		}
-		h = maphash.String(c.seed, k)
-	} else {
-		h = maphash.Comparable(c.seed, key)
-	}
-	s := &c.sets[h&c.mask]
-	for i := range s.slots {
-		if e := s.slots[i].Load(); e != nil && e.hash == h && e.key == key {
-			return e, h
-		}
-	}
-	return nil, h
-}
-
-// Remember stores v as the latest value for key. For a key already in the
-// cache it takes no shared lock and does not allocate.
+// Remember stores v as the latest value for key.
 func (c *Cache[K, T]) Remember(key K, v T) {
-	var now int64
-	if k := c.coarse; k != nil { // c.nanotime(), inlined
-		now = k.Nanotime()
-	} else {
-		now = c.clock.Nanotime()
-	}
-	e, h := c.find(key)
-	if e == nil {
-		c.insert(h, key, v, now)
-		return
-	}
-	e.mu.Lock() // e.set(v, now), written out: the call costs a tenth of Remember
-	e.value, e.at = v, now
-	e.mu.Unlock()
-	if e.used.Load() != now {
-		e.used.Store(now)
-	}
-}
-
-// insert adds an entry for a key that find did not see.
-func (c *Cache[K, T]) insert(h uint64, key K, v T, now int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := &c.sets[h&c.mask]
-	free := -1
-	for i := range s.slots {
-		e := s.slots[i].Load()
-		if e == nil {
-			if free < 0 {
-				free = i
-			}
-			continue
-		}
-		if e.hash == h && e.key == key { // added meanwhile
-			e.set(v, now)
-			e.used.Store(now)
-			return
-		}
-	}
-	e := &entry[K, T]{hash: h, key: key, value: v, at: now}
-	if c.stringKeys {
-		if k := any(key).(string); len(k) <= maxShortKey {
-			e.words[0], e.words[1] = shortWords(k)
-		}
-	}
-	e.used.Store(now)
-	switch {
-	case free < 0: // the set is full: replace its least recently used
-		s.slots[oldest(s)].Store(e)
-		return
-	case int(c.count.Load()) >= c.maxEntries:
-		c.evict()
-	}
-	s.slots[free].Store(e)
-	c.count.Add(1)
-}
-
-// oldest returns the slot of the least recently used entry of a full set.
-func oldest[K comparable, T any](s *set[K, T]) int {
-	victim, at := 0, int64(0)
-	for i := range s.slots {
-		if e := s.slots[i].Load(); e != nil {
-			if u := e.used.Load(); i == 0 || u < at {
-				victim, at = i, u
-			}
-		}
-	}
-	return victim
-}
-
-// evict drops the least recently used entry among the first ways entries
-// found from the sampling hand onwards. c.mu is held and the cache is not
-// empty.
-func (c *Cache[K, T]) evict() {
-	var victim *atomic.Pointer[entry[K, T]]
-	var at int64
-	seen := 0
-	for n := uint64(0); n <= c.mask && seen < ways; n++ {
-		s := &c.sets[c.hand]
-		c.hand = (c.hand + 1) & c.mask
-		for i := range s.slots {
-			if e := s.slots[i].Load(); e != nil {
-				if u := e.used.Load(); victim == nil || u < at {
-					victim, at = &s.slots[i], u
-				}
-				seen++
-			}
-		}
-	}
-	if victim != nil {
-		victim.Store(nil)
-		c.count.Add(-1)
-	}
+	c.entries.Add(key, entry[T]{value: v, at: c.clock.Nanotime()})
 }
 
 // Recover serves the latest value remembered for key, with its age in
@@ -299,19 +104,23 @@ func (c *Cache[K, T]) Recover(_ context.Context, key K, _ error) (breakerimpl.Re
 // Get returns the latest value remembered for key and its age, whatever the
 // age, and whether there is one. It counts as a use of the entry.
 func (c *Cache[K, T]) Get(key K) (v T, age time.Duration, ok bool) {
-	e, _ := c.find(key)
-	if e == nil {
-		return v, 0, false
+	e, ok := c.entries.Get(key)
+	return c.aged(e, ok)
+}
+
+// Peek is Get without counting as a use: the entry keeps its place in the
+// order of eviction.
+func (c *Cache[K, T]) Peek(key K) (v T, age time.Duration, ok bool) {
+	e, ok := c.entries.Peek(key)
+	return c.aged(e, ok)
+}
+
+func (c *Cache[K, T]) aged(e entry[T], ok bool) (T, time.Duration, bool) {
+	if !ok {
+		return e.value, 0, false
 	}
-	now := c.nanotime()
-	e.mu.Lock()
-	v, at := e.value, e.at
-	e.mu.Unlock()
-	if e.used.Load() != now {
-		e.used.Store(now)
-	}
-	return v, time.Duration(max(now-at, 0)), true
+	return e.value, time.Duration(max(c.clock.Nanotime()-e.at, 0)), true
 }
 
 // Len returns the number of keys cached.
-func (c *Cache[K, T]) Len() int { return int(c.count.Load()) }
+func (c *Cache[K, T]) Len() int { return c.entries.Len() }

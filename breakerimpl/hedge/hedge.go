@@ -15,6 +15,7 @@ package hedge
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,16 @@ type Settings struct {
 type Event struct {
 	Name    string
 	Attempt int // the attempt sent, from 1 for the first hedge
+}
+
+// String describes the event on one line, for logs and %v, as in "hedge
+// recs: hedge 1 sent".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	return fmt.Sprintf("hedge%s: hedge %d sent", name, e.Attempt)
 }
 
 // Snapshot is the state of a Hedge, for metrics.

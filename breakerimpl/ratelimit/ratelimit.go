@@ -45,6 +45,15 @@ type Event struct {
 	Kind EventKind
 }
 
+// String describes the event on one line, for logs and %v, as in
+// "limiter search: rejected".
+func (e Event) String() string {
+	if e.Name == "" {
+		return "limiter: " + string(e.Kind)
+	}
+	return "limiter " + e.Name + ": " + string(e.Kind)
+}
+
 // Snapshot is the state of a limiter, for metrics.
 type Snapshot struct {
 	Name string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // WindowSettings configures a SlidingWindow.
@@ -42,19 +43,23 @@ type WindowSettings struct {
 //
 // and a call is admitted while that is below Limit. The estimate assumes
 // the previous window's calls were spread evenly; it needs no log of
-// timestamps. Make one with NewSlidingWindow; it is safe for concurrent
-// use.
+// timestamps. The fixed windows are the two buckets of a rolling window,
+// aligned on the limiter's creation. Make one with NewSlidingWindow; it is
+// safe for concurrent use.
 type SlidingWindow struct {
 	name     string
 	limit    float64
 	window   int64
 	onEvent  func(Event)
-	clock    clock.Clock
 	rejected atomic.Uint64
 
-	mu        sync.Mutex
-	start     int64 // of the current fixed window, on the clock's Nanotime
-	cur, prev float64
+	mu sync.Mutex // serialises the check and the count of a call
+	// admitted counts the calls admitted; counts is the rolling window of
+	// two buckets of Window over it: prev and cur. A call is counted in
+	// admitted right after counts was read, under mu, so it falls in cur,
+	// and the window needs no timer.
+	admitted rolling.Totals
+	counts   *rolling.Window
 }
 
 // NewSlidingWindow returns an empty SlidingWindow with the given settings.
@@ -65,35 +70,30 @@ func NewSlidingWindow(s WindowSettings) *SlidingWindow {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	w := &SlidingWindow{name: s.Name, limit: float64(max(s.Limit, 0)), window: int64(s.Window), onEvent: s.OnEvent, clock: s.Clock}
-	w.start = s.Clock.Nanotime() / w.window * w.window
+	w := &SlidingWindow{name: s.Name, limit: float64(max(s.Limit, 0)), window: int64(s.Window), onEvent: s.OnEvent}
+	w.counts = rolling.Over(&w.admitted, s.Clock, 2*s.Window, 2)
 	return w
 }
 
-// roll moves the fixed windows up to now and returns the part of the
-// current one that has passed. The caller holds w.mu.
-func (w *SlidingWindow) roll(now int64) float64 {
-	if now >= w.start+w.window {
-		n := (now - w.start) / w.window
-		if n == 1 {
-			w.prev = w.cur
+// read returns the calls of the previous and the current fixed window, and
+// the part of the current one that has passed. The caller holds w.mu.
+func (w *SlidingWindow) read() (prev, cur, p float64) {
+	into := w.counts.Reduce(func(age int, c rolling.Counts) {
+		if age == 0 {
+			cur = float64(c[0])
 		} else {
-			w.prev = 0
+			prev = float64(c[0])
 		}
-		w.cur = 0
-		w.start += n * w.window
-	}
-	return float64(now-w.start) / float64(w.window)
+	})
+	return prev, cur, float64(into) / float64(w.window)
 }
 
 // Allow admits a call if the window has room, or refuses with ErrLimited.
 // The permit's Done does nothing.
 func (w *SlidingWindow) Allow(context.Context) (breakerimpl.Permit, error) {
-	now := w.clock.Nanotime()
 	w.mu.Lock()
-	p := w.roll(now)
-	if w.prev*(1-p)+w.cur < w.limit {
-		w.cur++
+	if prev, cur, p := w.read(); prev*(1-p)+cur < w.limit {
+		w.admitted[0].Add(1)
 		w.mu.Unlock()
 		return breakerimpl.Permit{}, nil
 	}
@@ -111,10 +111,8 @@ func (w *SlidingWindow) Done(breakerimpl.Permit, error) {}
 // RetryAfter returns how long until the window admits a call again, in
 // whole seconds, at least one.
 func (w *SlidingWindow) RetryAfter() time.Duration {
-	now := w.clock.Nanotime()
 	w.mu.Lock()
-	p := w.roll(now)
-	prev, cur := w.prev, w.cur
+	prev, cur, p := w.read()
 	w.mu.Unlock()
 	if prev*(1-p)+cur < w.limit {
 		return retryAfterSeconds(0)
@@ -135,10 +133,9 @@ func (w *SlidingWindow) RetryAfter() time.Duration {
 
 // Snapshot returns the window's state now.
 func (w *SlidingWindow) Snapshot() Snapshot {
-	now := w.clock.Nanotime()
 	w.mu.Lock()
-	p := w.roll(now)
-	used := w.prev*(1-p) + w.cur
+	prev, cur, p := w.read()
 	w.mu.Unlock()
+	used := prev*(1-p) + cur
 	return Snapshot{Name: w.name, Kind: "sliding-window", Limit: w.limit, Available: max(w.limit-used, 0), Rejected: w.rejected.Load()}
 }

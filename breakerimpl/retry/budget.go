@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // Defaults of the BudgetSettings fields left zero.
@@ -50,26 +51,25 @@ type BudgetSettings struct {
 //
 // The rule: a retry is allowed only if, counting it, the retries allowed in
 // the last Window are at most Ratio × the calls begun in the last Window,
-// plus MinRetries. A retry counts when it is allowed, before its backoff. The counts are kept in Buckets parts and rounded to the
-// safe side (calls over the last Window less up to one bucket, retries over
-// the last Window plus up to one), so that the rule holds for the exact
-// window ending at every retry.
+// plus MinRetries. A retry counts when it is allowed, before its backoff.
+// The counts are kept in buckets of Window/Buckets and rounded to the safe
+// side (calls over the last Window less up to one bucket, retries over the
+// last Window plus up to one), so that the rule holds for the exact window
+// ending at every retry.
 type Budget struct {
 	ratio    float64
 	min      float64
-	width    int64 // of a bucket, nanoseconds
-	clock    clock.Clock
-	buckets  []budgetBucket // n+1 of them: retries are counted over one more
-	n        int64
-	mu       sync.Mutex // serialises retries and the reuse of buckets
+	n        int             // Settings.Buckets
+	window   *rolling.Window // n+1 buckets: retries are counted over one more
+	mu       sync.Mutex      // serialises retries: the check and the count
 	rejected atomic.Uint64
 }
 
-type budgetBucket struct {
-	epoch   atomic.Int64 // the bucket number it counts for; -1 when never used
-	calls   atomic.Int64
-	retries atomic.Int64
-}
+// The slots of a Budget's window.
+const (
+	slotCalls = iota
+	slotRetries
+)
 
 // BudgetSnapshot is the state of a Budget, for metrics.
 type BudgetSnapshot struct {
@@ -100,83 +100,47 @@ func NewBudget(s BudgetSettings) *Budget {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	b := &Budget{
-		ratio:   s.Ratio,
-		min:     float64(s.MinRetries),
-		width:   max(int64(s.Window)/int64(s.Buckets), 1),
-		clock:   s.Clock,
-		buckets: make([]budgetBucket, s.Buckets+1),
-		n:       int64(s.Buckets),
-	}
-	for i := range b.buckets {
-		b.buckets[i].epoch.Store(-1)
-	}
-	return b
-}
-
-// bucket returns the bucket counting for bucket number k, made ready for it.
-func (b *Budget) bucket(k int64) *budgetBucket {
-	bk := &b.buckets[k%int64(len(b.buckets))]
-	if bk.epoch.Load() != k {
-		b.mu.Lock()
-		b.reuse(bk, k)
-		b.mu.Unlock()
-	}
-	return bk
-}
-
-// reuse clears bk for bucket number k if it counts for an earlier one. The
-// caller holds b.mu.
-func (b *Budget) reuse(bk *budgetBucket, k int64) {
-	if e := bk.epoch.Load(); e < k {
-		bk.calls.Store(0)
-		bk.retries.Store(0)
-		bk.epoch.Store(k)
+	width := max(s.Window/time.Duration(s.Buckets), 1)
+	return &Budget{
+		ratio:  s.Ratio,
+		min:    float64(s.MinRetries),
+		n:      s.Buckets,
+		window: rolling.New(s.Clock, width*time.Duration(s.Buckets+1), s.Buckets+1),
 	}
 }
 
-// call counts a call begun at now.
-func (b *Budget) call(now int64) {
-	b.bucket(now / b.width).calls.Add(1)
-}
+// call counts a call begun now.
+func (b *Budget) call() { b.window.Add(slotCalls, 1) }
 
-// retry takes one retry at now from the budget, if it allows one.
-func (b *Budget) retry(now int64) bool {
-	k := now / b.width
+// retry takes one retry from the budget, if it allows one.
+func (b *Budget) retry() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	calls, retries := b.counts(k)
+	calls, retries := b.counts()
 	if float64(retries+1) > b.ratio*float64(calls)+b.min {
 		b.rejected.Add(1)
 		return false
 	}
-	bk := &b.buckets[k%int64(len(b.buckets))]
-	b.reuse(bk, k)
-	bk.retries.Add(1)
+	b.window.Add(slotRetries, 1)
 	return true
 }
 
-// counts returns the calls of buckets k-n+1…k (all inside the Window that
-// ends now) and the retries of buckets k-n…k (all of that Window and more).
-func (b *Budget) counts(k int64) (calls, retries int64) {
-	for i := range b.buckets {
-		bk := &b.buckets[i]
-		e := bk.epoch.Load()
-		if e > k || e < k-b.n {
-			continue
+// counts returns the calls of the newest n buckets (all inside the Window
+// that ends now) and the retries of all n+1 (all of that Window and more).
+func (b *Budget) counts() (calls, retries int64) {
+	b.window.Reduce(func(age int, c rolling.Counts) {
+		if age < b.n {
+			calls += c[slotCalls]
 		}
-		retries += bk.retries.Load()
-		if e > k-b.n {
-			calls += bk.calls.Load()
-		}
-	}
+		retries += c[slotRetries]
+	})
 	return calls, retries
 }
 
 // Snapshot returns the budget's counts now.
 func (b *Budget) Snapshot() BudgetSnapshot {
 	b.mu.Lock()
-	calls, retries := b.counts(b.clock.Nanotime() / b.width)
+	calls, retries := b.counts()
 	b.mu.Unlock()
 	return BudgetSnapshot{Calls: calls, Retries: retries, Ratio: b.ratio, Rejected: b.rejected.Load()}
 }

@@ -22,11 +22,11 @@ package retry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"time"
-
 	"sync/atomic"
+	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
@@ -124,6 +124,21 @@ type Event struct {
 	Why     string        // GaveUp: one of the Why constants
 }
 
+// String describes the event on one line, for logs and %v, as in "retry
+// recs: attempt 1 failed (EOF); retrying in 150ms" or "retry recs: attempt
+// 3 failed (EOF); gave up: max-attempts".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	s := fmt.Sprintf("retry%s: attempt %d failed (%v); ", name, e.Attempt, e.Err)
+	if e.Kind == Retrying {
+		return s + "retrying in " + e.Wait.String()
+	}
+	return s + "gave up: " + e.Why
+}
+
 // Snapshot is the state of a Retry, for metrics.
 type Snapshot struct {
 	Name           string
@@ -202,11 +217,10 @@ func New(s Settings) *Retry {
 // Begin starts a call: it counts it in the budget and returns its first
 // Attempt.
 func (r *Retry) Begin(context.Context) breakerimpl.Attempt {
-	now := r.clock.Nanotime()
 	if r.budget != nil {
-		r.budget.call(now)
+		r.budget.call()
 	}
-	return breakerimpl.Attempt{N: 1, Start: now}
+	return breakerimpl.Attempt{N: 1, Start: r.clock.Nanotime()}
 }
 
 // AttemptLimit returns the timeout of each attempt, or nil.
@@ -262,7 +276,7 @@ func (r *Retry) decide(ctx context.Context, a breakerimpl.Attempt, err error) (t
 	if dl, ok := ctx.Deadline(); ok && !r.clock.Now().Add(wait).Before(dl) {
 		return 0, WhyDeadline
 	}
-	if r.budget != nil && !r.budget.retry(now) {
+	if r.budget != nil && !r.budget.retry() {
 		return 0, WhyBudget
 	}
 	return wait, ""

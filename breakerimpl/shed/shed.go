@@ -26,7 +26,8 @@
 // in go-zero; the bucket being filled is left out. Where go-zero measures
 // every request with time.Now, takes a lock per request and formats a log
 // line per drop, Allow and Done here read only the coarse clock and an
-// atomic CPU figure: a few atomic operations, no allocation.
+// atomic CPU figure: a few atomic operations, no allocation. Only while the
+// CPU is hot does Allow read the window to compute the limit.
 //
 // A Shedder is a breakerimpl.Guard: call Permit.Done with the request's
 // error (nil for a success; only successes count toward maxPass and minRT).
@@ -36,13 +37,14 @@ package shed
 
 import (
 	"context"
+	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/internal/rolling"
 )
 
 // ErrOverloaded is returned by Allow for a dropped request. It matches
@@ -133,6 +135,17 @@ type Event struct {
 	Snapshot Snapshot
 }
 
+// String describes the event on one line, for logs and %v, as in
+// "shedder search: started dropping (cpu 0.95, in flight 12, limit 8.5)".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	s := e.Snapshot
+	return fmt.Sprintf("shedder%s: %s dropping (cpu %.2f, in flight %d, limit %.1f)", name, e.Kind, s.CPU, s.InFlight, s.Limit)
+}
+
 // Snapshot is the state of a Shedder, for metrics.
 type Snapshot struct {
 	Name        string
@@ -163,30 +176,23 @@ type Shedder struct {
 	name      string
 	threshold float64
 	coolOff   int64
-	width     int64 // of a bucket, nanoseconds
-	n         int64
 	cpu       CPUMeter
 	sampler   *Sampler // cpu, when it is a Sampler: read without an interface call
 	owned     bool     // the Shedder made the sampler and stops it
 	onEvent   func(Event)
 	clock     clock.Clock
-	coarse    *clock.Coarse
+	window    *rolling.Window // passes and their summed latency
 
-	buckets []shedBucket
-	mu      sync.Mutex // serialises the reuse of buckets
-
-	hotAt      atomic.Int64 // when a request was last dropped at or above the threshold
-	dropping   atomic.Bool
-	dropped    atomic.Uint64
-	limitEpoch atomic.Int64  // the bucket number limitBits was computed in
-	limitBits  atomic.Uint64 // maxPass / bucket × minRT, float64 bits
+	hotAt    atomic.Int64 // when a request was last dropped at or above the threshold
+	dropping atomic.Bool
+	dropped  atomic.Uint64
 }
 
-type shedBucket struct {
-	epoch  atomic.Int64 // the bucket number it counts for; -1 when never used
-	passes atomic.Int64
-	rtSum  atomic.Int64 // nanoseconds
-}
+// The slots of a Shedder's window.
+const (
+	slotPasses  = iota
+	slotLatency // nanoseconds, summed over the passes
+)
 
 const never = math.MinInt64 / 2
 
@@ -216,25 +222,18 @@ func New(s Settings) *Shedder {
 		name:      s.Name,
 		threshold: s.CPUThreshold,
 		coolOff:   int64(s.CoolOff),
-		width:     max(int64(s.Window)/int64(s.Buckets), 1),
-		n:         int64(s.Buckets),
 		cpu:       s.CPU,
 		onEvent:   s.OnEvent,
 		clock:     s.Clock,
-		buckets:   make([]shedBucket, s.Buckets),
+		window:    rolling.New(s.Clock, s.Window, s.Buckets),
 	}
-	sh.coarse, _ = s.Clock.(*clock.Coarse)
 	if sh.cpu == nil {
 		sh.sampler = NewSampler(SamplerSettings{})
 		sh.cpu, sh.owned = sh.sampler, true
 	} else {
 		sh.sampler, _ = sh.cpu.(*Sampler)
 	}
-	for i := range sh.buckets {
-		sh.buckets[i].epoch.Store(-1)
-	}
 	sh.hotAt.Store(never)
-	sh.limitEpoch.Store(-1)
 	return sh
 }
 
@@ -244,13 +243,6 @@ func (s *Shedder) Close() {
 	if s.owned {
 		s.sampler.Stop()
 	}
-}
-
-func (s *Shedder) nanotime() int64 {
-	if c := s.coarse; c != nil {
-		return c.Nanotime()
-	}
-	return s.clock.Nanotime()
 }
 
 func (s *Shedder) usage() float64 {
@@ -264,9 +256,9 @@ func (s *Shedder) usage() float64 {
 // call Done on the returned permit exactly once, when the request has
 // finished, with its error.
 func (s *Shedder) Allow(context.Context) (breakerimpl.Permit, error) {
-	now := s.nanotime()
+	now := s.clock.Nanotime()
 	if cpu := s.usage(); cpu >= s.threshold || now-s.hotAt.Load() < s.coolOff {
-		if s.overloaded(now, cpu) {
+		if s.overloaded(cpu) {
 			return breakerimpl.Permit{}, s.drop(now, cpu)
 		}
 	}
@@ -305,12 +297,10 @@ func (s *Shedder) Done(p breakerimpl.Permit, err error) {
 	if err != nil {
 		return
 	}
-	now := s.nanotime()
-	b := s.bucket(now / s.width)
-	if b.passes.Add(1)&refreshEvery == 0 {
+	if s.window.Add(slotPasses, 1)&refreshEvery == 0 {
 		s.refreshCPU()
 	}
-	b.rtSum.Add(max(now-p.Start(), 0))
+	s.window.Add(slotLatency, max(s.clock.Nanotime()-p.Start(), 0))
 }
 
 // refreshEvery+1 is how many passes (or drops) go by between two calls of
@@ -326,26 +316,18 @@ func (s *Shedder) refreshCPU() {
 	}
 }
 
-// bucket returns the bucket counting for bucket number k, made ready for it.
-func (s *Shedder) bucket(k int64) *shedBucket {
-	b := &s.buckets[k%s.n]
-	if b.epoch.Load() != k {
-		s.mu.Lock()
-		if b.epoch.Load() < k {
-			b.passes.Store(0)
-			b.rtSum.Store(0)
-			b.epoch.Store(k)
-		}
-		s.mu.Unlock()
-	}
-	return b
-}
-
 // overloaded reports whether the requests in flight, and their moving
 // average, are above the limit at CPU usage cpu.
-func (s *Shedder) overloaded(now int64, cpu float64) bool {
-	limit := s.maxFlight(now) * s.factor(cpu)
+func (s *Shedder) overloaded(cpu float64) bool {
+	maxPass, minRT, _ := s.best()
+	limit := s.limit(maxPass, minRT, cpu)
 	return math.Float64frombits(s.avg.Load()) > limit && float64(s.flying.Load()) > limit
+}
+
+// limit is maxPass / bucket × minRT × factor, at least the factor.
+func (s *Shedder) limit(maxPass, minRT int64, cpu float64) float64 {
+	f := max(float64(maxPass)*float64(minRT)/float64(s.window.Width()), 1)
+	return f * s.factor(cpu)
 }
 
 // factor lowers the limit as the CPU nears saturation.
@@ -353,41 +335,21 @@ func (s *Shedder) factor(cpu float64) float64 {
 	return min(max((1-cpu)/(1-s.threshold), 0.1), 1)
 }
 
-// maxFlight returns maxPass / bucket × minRT over the finished buckets of
-// the window, at least 1. It changes only when a bucket ends, so it is
-// computed once per bucket.
-func (s *Shedder) maxFlight(now int64) float64 {
-	k := now / s.width
-	if s.limitEpoch.Load() == k {
-		return math.Float64frombits(s.limitBits.Load())
-	}
-	maxPass, minRT, _ := s.window(k)
-	f := max(float64(maxPass)*float64(minRT)/float64(s.width), 1)
-	s.limitBits.Store(math.Float64bits(f))
-	s.limitEpoch.Store(k)
-	return f
-}
-
-// window returns the most successes in one finished bucket of the window
-// ending in bucket k (at least 1), and the lowest mean latency of such a
-// bucket (a second when none has a success, as in go-zero: a limit too
-// high to drop anything), and whether any bucket had a success.
-func (s *Shedder) window(k int64) (maxPass, minRT int64, seen bool) {
+// best returns the most successes in one finished bucket of the window (at
+// least 1) and the lowest mean latency of such a bucket (a second when
+// none has a success, as in go-zero: a limit too high to drop anything),
+// and whether any bucket had a success. The live bucket is left out.
+func (s *Shedder) best() (maxPass, minRT int64, seen bool) {
 	maxPass, minRT = 1, int64(time.Second)
-	for i := range s.buckets {
-		b := &s.buckets[i]
-		e := b.epoch.Load()
-		if e >= k || e <= k-s.n {
-			continue
-		}
-		passes := b.passes.Load()
-		if passes <= 0 {
-			continue
+	s.window.Reduce(func(age int, c rolling.Counts) {
+		passes := c[slotPasses]
+		if age == 0 || passes <= 0 {
+			return
 		}
 		maxPass = max(maxPass, passes)
-		minRT = min(minRT, max(b.rtSum.Load()/passes, minRTFloor))
+		minRT = min(minRT, max(c[slotLatency]/passes, minRTFloor))
 		seen = true
-	}
+	})
 	return maxPass, minRT, seen
 }
 
@@ -399,18 +361,16 @@ func (s *Shedder) publish(kind EventKind) {
 
 // Snapshot returns the shedder's state now.
 func (s *Shedder) Snapshot() Snapshot {
-	now := s.nanotime()
 	cpu := s.usage()
-	k := now / s.width
-	maxPass, minRT, seen := s.window(k)
+	maxPass, minRT, seen := s.best()
 	snap := Snapshot{
 		Name:        s.name,
 		CPU:         cpu,
 		Threshold:   s.threshold,
 		InFlight:    s.flying.Load(),
 		AvgInFlight: math.Float64frombits(s.avg.Load()),
-		Limit:       s.maxFlight(now) * s.factor(cpu),
-		MaxPassRate: float64(maxPass) * float64(time.Second) / float64(s.width),
+		Limit:       s.limit(maxPass, minRT, cpu),
+		MaxPassRate: float64(maxPass) * float64(time.Second) / float64(s.window.Width()),
 		Dropping:    s.dropping.Load(),
 		Dropped:     s.dropped.Load(),
 	}

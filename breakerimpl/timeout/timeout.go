@@ -17,10 +17,10 @@
 // or more in BenchmarkTimeout on a two-core machine). A Timeout instead
 // gives the calls that start within Settings.Slack of each other one
 // shared deadline and one timer, read from the coarse clock, so that a
-// call costs no timer and a context of three words (none when the parent
-// is context.Background(): such calls share one), carved from a slab that
-// serves many calls, so that most calls allocate nothing. The deadline of
-// each call is thus between Timeout and Timeout+Slack after its start.
+// call costs no timer and one allocation, a context of three words (none
+// when the parent is context.Background(): such calls share one). The
+// deadline of each call is thus between Timeout and Timeout+Slack after
+// its start.
 //
 // A call's context is done when its deadline passes or its parent is done,
 // whichever comes first. When the parent can be cancelled, a call whose
@@ -90,6 +90,17 @@ type Event struct {
 	Snapshot Snapshot
 }
 
+// String describes the event on one line, for logs and %v, as in
+// "timeout recs: timeout: call ran past its deadline after 1s: read: EOF
+// (3 timed out)".
+func (e Event) String() string {
+	name := ""
+	if e.Name != "" {
+		name = " " + e.Name
+	}
+	return fmt.Sprintf("timeout%s: %v (%d timed out)", name, e.Err, e.Snapshot.TimedOut)
+}
+
 // Snapshot is the state of a Timeout, for metrics.
 type Snapshot struct {
 	Name     string
@@ -104,7 +115,6 @@ type Timeout struct {
 	slack   int64
 	onEvent func(Event)
 	clock   clock.Clock
-	coarse  *clock.Coarse
 
 	cur      atomic.Pointer[deadline] // the deadline new calls share
 	mu       sync.Mutex               // serialises making deadlines
@@ -126,10 +136,9 @@ func New(s Settings) *Timeout {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	coarse, _ := s.Clock.(*clock.Coarse)
 	return &Timeout{
 		name: s.Name, d: int64(s.Timeout), slack: int64(s.Slack),
-		onEvent: s.OnEvent, clock: s.Clock, coarse: coarse,
+		onEvent: s.OnEvent, clock: s.Clock,
 	}
 }
 
@@ -139,12 +148,7 @@ func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d) }
 // Begin starts a call: it returns the context the call runs with, which
 // carries the call's deadline. End the call with End.
 func (t *Timeout) Begin(ctx context.Context) context.Context {
-	var now int64
-	if c := t.coarse; c != nil { // the coarse clock without an interface call
-		now = c.Nanotime()
-	} else {
-		now = t.clock.Nanotime()
-	}
+	now := t.clock.Nanotime()
 	at := now + t.d
 	d := t.cur.Load()
 	if d == nil || at > d.at || d.at-at > t.slack {
@@ -153,7 +157,7 @@ func (t *Timeout) Begin(ctx context.Context) context.Context {
 	if ctx == background {
 		return d.background // nothing to tell apart calls of one deadline
 	}
-	return newCallContext(ctx, d)
+	return &callContext{Context: ctx, d: d}
 }
 
 var background = context.Background()
@@ -275,8 +279,8 @@ func (d *deadline) unwatch(w *watcher) {
 // at the shared deadline or when the parent is.
 //
 // It is kept to three words because every call with a cancellable parent
-// makes one (see newCallContext): what a call needs only once its work
-// waits on Done lives in a watcher, made then.
+// makes one: what a call needs only once its work waits on Done lives in a
+// watcher, made then.
 type callContext struct {
 	context.Context // the parent
 	d               *deadline

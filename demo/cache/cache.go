@@ -1,8 +1,8 @@
-// Package cache is the demo's last-known-good product cache: an in-process
-// LRU (hashicorp/golang-lru/v2) that remembers the latest copy the database
-// served for each key and stands in for the database when it fails. It is a
-// breakerimpl fallback, and it has its own failpoint (cacheGet), because a
-// cache can fail too.
+// Package cache is the demo's last-known-good product cache: breakerimpl's
+// fallback.Cache, which remembers the latest copy the database served for
+// each key and stands in for the database when it fails, with the counts
+// the demo's state endpoint shows and a failpoint of its own (cacheGet),
+// because a cache can fail too.
 package cache
 
 import (
@@ -12,82 +12,69 @@ import (
 	"sync/atomic"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/pingcap/failpoint"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 	"github.com/chaoskit/chaoskit/inject"
 )
 
-// Errors Recover fails with.
+// Errors Recover fails with: the library's.
 var (
-	ErrMiss  = errors.New("cache: no copy of this key")
-	ErrStale = errors.New("cache: copy older than the maximum staleness")
+	ErrMiss  = fallback.ErrNotCached
+	ErrStale = fallback.ErrTooStale
 )
 
 // LastKnownGood is a last-known-good cache of values keyed by K.
 type LastKnownGood[K comparable, V any] struct {
-	name         string
-	maxStaleness time.Duration
-	now          func() time.Time
-	entries      *lru.Cache[K, entry[V]]
-	hits, misses atomic.Int64
-	stale        atomic.Int64
-}
-
-type entry[V any] struct {
-	v  V
-	at time.Time
+	name                string
+	copies              *fallback.Cache[K, V]
+	maxStaleness        time.Duration
+	hits, misses, stale atomic.Int64
 }
 
 // New returns a cache of at most size entries that serves copies no older
 // than maxStaleness (zero: any age) under the source name name.
 func New[K comparable, V any](name string, size int, maxStaleness time.Duration) *LastKnownGood[K, V] {
-	entries, err := lru.New[K, entry[V]](size)
-	if err != nil {
-		panic(fmt.Sprintf("cache size %d: %v", size, err))
+	return newOnClock[K, V](name, size, maxStaleness, nil)
+}
+
+// newOnClock is New with the clock that measures ages (nil: the default).
+func newOnClock[K comparable, V any](name string, size int, maxStaleness time.Duration, c clock.Clock) *LastKnownGood[K, V] {
+	return &LastKnownGood[K, V]{
+		name:         name,
+		copies:       fallback.NewCache[K, V](fallback.CacheSettings{Name: name, MaxEntries: size, MaxStaleness: maxStaleness, Clock: c}),
+		maxStaleness: maxStaleness,
 	}
-	return &LastKnownGood[K, V]{name: name, maxStaleness: maxStaleness, now: time.Now, entries: entries}
 }
 
 // Remember implements breakerimpl.Fallback: it keeps v as key's latest copy.
-func (c *LastKnownGood[K, V]) Remember(key K, v V) {
-	c.entries.Add(key, entry[V]{v: v, at: c.now()})
-}
+func (c *LastKnownGood[K, V]) Remember(key K, v V) { c.copies.Remember(key, v) }
 
 // Recover implements breakerimpl.Fallback: it serves key's latest copy with
 // its age. The cacheGet failpoint stands for the cache itself failing.
-func (c *LastKnownGood[K, V]) Recover(ctx context.Context, key K, _ error) (breakerimpl.Result[V], error) {
-	res := breakerimpl.Result[V]{Source: c.name}
+func (c *LastKnownGood[K, V]) Recover(ctx context.Context, key K, err error) (breakerimpl.Result[V], error) {
 	failpoint.Inject("cacheGet", func(v failpoint.Value) {
 		if err := inject.Fire(ctx, v); err != nil {
-			failpoint.Return(res, fmt.Errorf("cache get: %w", err))
+			failpoint.Return(breakerimpl.Result[V]{Source: c.name}, fmt.Errorf("cache get: %w", err))
 		}
 	})
-	e, ok := c.entries.Get(key)
-	if !ok {
-		c.misses.Add(1)
-		return res, ErrMiss
-	}
-	age := c.now().Sub(e.at)
-	if c.maxStaleness > 0 && age > c.maxStaleness {
+	res, rerr := c.copies.Recover(ctx, key, err)
+	switch {
+	case rerr == nil:
+		c.hits.Add(1)
+	case errors.Is(rerr, ErrStale):
 		c.stale.Add(1)
-		return res, fmt.Errorf("%w (%v > %v)", ErrStale, age.Round(time.Millisecond), c.maxStaleness)
+	default:
+		c.misses.Add(1)
 	}
-	c.hits.Add(1)
-	res.Value, res.Age = e.v, age
-	return res, nil
+	return res, rerr
 }
 
-// Peek returns key's copy without counting a hit or checking staleness.
-func (c *LastKnownGood[K, V]) Peek(key K) (V, time.Duration, bool) {
-	e, ok := c.entries.Peek(key)
-	if !ok {
-		var zero V
-		return zero, 0, false
-	}
-	return e.v, c.now().Sub(e.at), true
-}
+// Peek returns key's copy and its age without counting a hit, checking
+// staleness or moving the key up the order of eviction.
+func (c *LastKnownGood[K, V]) Peek(key K) (V, time.Duration, bool) { return c.copies.Peek(key) }
 
 // Stats is the cache's state for the demo's state endpoint.
 type Stats struct {
@@ -100,5 +87,5 @@ type Stats struct {
 
 // Stats returns the cache's counters.
 func (c *LastKnownGood[K, V]) Stats() Stats {
-	return Stats{Entries: c.entries.Len(), Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(), MaxStaleness: c.maxStaleness.Milliseconds()}
+	return Stats{Entries: c.copies.Len(), Hits: c.hits.Load(), Misses: c.misses.Load(), Stale: c.stale.Load(), MaxStaleness: c.maxStaleness.Milliseconds()}
 }

@@ -5,19 +5,20 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 )
 
 func TestLastKnownGood(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := New[int, string]("cache", 2, 10*time.Second)
-	c.now = func() time.Time { return now }
+	clk := clock.NewFake(time.Time{})
+	c := newOnClock[int, string]("cache", 2, 10*time.Second, clk)
 	ctx := context.Background()
 
 	if _, err := c.Recover(ctx, 1, nil); !errors.Is(err, ErrMiss) {
 		t.Fatalf("empty cache: %v", err)
 	}
 	c.Remember(1, "one")
-	now = now.Add(4 * time.Second)
+	clk.Advance(4 * time.Second)
 	res, err := c.Recover(ctx, 1, nil)
 	if err != nil || res.Value != "one" || res.Source != "cache" || res.Age != 4*time.Second {
 		t.Fatalf("Recover = %+v, %v", res, err)
@@ -26,7 +27,7 @@ func TestLastKnownGood(t *testing.T) {
 	if res, _ := c.Recover(ctx, 1, nil); res.Value != "uno" || res.Age != 0 {
 		t.Errorf("after Remember: %+v", res)
 	}
-	now = now.Add(11 * time.Second)
+	clk.Advance(11 * time.Second)
 	if _, err := c.Recover(ctx, 1, nil); !errors.Is(err, ErrStale) {
 		t.Errorf("11s old copy with 10s max staleness: %v", err)
 	}

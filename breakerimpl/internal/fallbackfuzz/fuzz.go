@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/internal/fuzzbytes"
 )
 
-const keys = 8 // keys are 0..7: at most 8 in one cache set, so only MaxEntries evicts
+const keys = 8 // keys are 0..7, more than the smaller caches hold
 
 var (
 	errPrimary = errors.New("fallbackfuzz: primary failed")
@@ -38,7 +39,7 @@ type member struct {
 	maxStale   time.Duration
 	maxEntries int
 	known      map[int]stored
-	distinct   map[int]bool // every key ever remembered
+	recency    []int // the keys of known, least recently used first
 	// func: fails when failing is set for the call
 	failing bool
 	// chain: its members, in order
@@ -69,7 +70,7 @@ func build(in *fuzzbytes.Input, c *clock.Fake, name string, depth int) (*member,
 	case kindCache:
 		m.maxStale = []time.Duration{0, time.Second, 5 * time.Second}[in.Next()%3]
 		m.maxEntries = 1 + int(in.Next()%keys)
-		m.known, m.distinct = map[int]stored{}, map[int]bool{}
+		m.known = map[int]stored{}
 		return m, fallback.NewCache[int, int](fallback.CacheSettings{Name: name, MaxEntries: m.maxEntries, MaxStaleness: m.maxStale, Clock: c})
 	case kindFunc:
 		return m, fallback.Func[int, int]{Name: name, Fn: func(_ context.Context, key int, err error) (int, error) {
@@ -92,16 +93,34 @@ func build(in *fuzzbytes.Input, c *clock.Fake, name string, depth int) (*member,
 	return m, chain
 }
 
-// remember applies Remember to the model.
+// remember applies Remember to the model: a cache keeps the value and
+// makes the key its most recently used, dropping its least recently used
+// key when it holds more than it has room for.
 func (m *member) remember(key, v int, now time.Duration) {
 	switch m.kind {
 	case kindCache:
 		m.known[key] = stored{v, now}
-		m.distinct[key] = true
+		m.use(key)
+		if len(m.recency) > m.maxEntries {
+			delete(m.known, m.recency[0])
+			m.recency = m.recency[1:]
+		}
 	case kindChain:
 		for _, s := range m.sub {
 			s.remember(key, v, now)
 		}
+	}
+}
+
+// use makes key the cache's most recently used, if it holds it: Remember
+// does, and so does Recover, whether or not the copy is fresh enough to
+// serve.
+func (m *member) use(key int) {
+	if i := slices.Index(m.recency, key); i >= 0 {
+		m.recency = slices.Delete(m.recency, i, i+1)
+	}
+	if _, ok := m.known[key]; ok {
+		m.recency = append(m.recency, key)
 	}
 }
 
@@ -119,8 +138,7 @@ func (m *member) setFailing(in *fuzzbytes.Input) {
 
 // check checks a Recover outcome of m for key at now: res/err as the real
 // strategy gave them. It returns "" when the outcome is one the model
-// allows, else what is wrong. A cache that may have evicted the key (it
-// has seen more keys than it holds) may miss it.
+// allows, else what is wrong. The caches asked take note of the use.
 func (m *member) check(key int, now time.Duration, res breakerimpl.Result[int], err error) string {
 	switch m.kind {
 	case kindStatic:
@@ -141,15 +159,11 @@ func (m *member) check(key int, now time.Duration, res breakerimpl.Result[int], 
 		return ""
 	case kindCache:
 		s, ok := m.known[key]
-		mayMiss := len(m.distinct) > m.maxEntries
+		m.use(key)
 		switch {
 		case !ok:
 			if !errors.Is(err, fallback.ErrNotCached) {
-				return fmt.Sprintf("cache %s never saw key %d: got %+v, %v", m.name, key, res, err)
-			}
-		case err != nil && errors.Is(err, fallback.ErrNotCached):
-			if !mayMiss {
-				return fmt.Sprintf("cache %s lost key %d (%d keys, room for %d)", m.name, key, len(m.distinct), m.maxEntries)
+				return fmt.Sprintf("cache %s does not hold key %d: got %+v, %v", m.name, key, res, err)
 			}
 		case m.maxStale > 0 && now-s.at > m.maxStale:
 			if !errors.Is(err, fallback.ErrTooStale) {
@@ -214,12 +228,10 @@ func (s *member) mustFail(key int, now time.Duration, err error) string {
 		want = errFunc
 	case kindCache:
 		st, ok := s.known[key]
+		s.use(key)
 		switch {
-		case !ok || len(s.distinct) > s.maxEntries:
+		case !ok:
 			want = fallback.ErrNotCached
-			if ok && s.maxStale > 0 && now-st.at > s.maxStale {
-				want = nil // either error
-			}
 		case s.maxStale > 0 && now-st.at > s.maxStale:
 			want = fallback.ErrTooStale
 		default:
@@ -246,7 +258,7 @@ func (s *member) mustFail(key int, now time.Duration, err error) string {
 // against the model: the source and value of the first strategy able to
 // serve, a cached copy's exact age, no copy over its maximum staleness,
 // the latest value remembered for the key and never another key's, a
-// cache losing a key only when it has seen more keys than it holds, and
+// cache dropping exactly its least recently used key when full, and
 // when nothing can serve, errors.Join of the primary's error and every
 // strategy's, in order. It panics on a violation and returns 1 when the
 // input made at least one call.

@@ -42,6 +42,10 @@ const (
 	maxOpen = 2 * time.Second
 )
 
+// halfOpenWait is the MaxHalfOpenWait the model starts with: short, so
+// that held probes outlast it.
+const halfOpenWait = time.Second
+
 var errDown = errors.New("down")
 
 // Check decodes data and replays it on a breaker and on the model. The
@@ -52,7 +56,7 @@ func Check(data []byte) error {
 		return nil
 	}
 	m := &model{consecutive: data[0]&1 == 0, threshold: 3, minRequests: 4, percent: 50,
-		openDuration: 500 * time.Millisecond, probes: 2, successes: 2}
+		openDuration: 500 * time.Millisecond, probes: 2, successes: 2, halfOpenWait: halfOpenWait}
 	if data[0]&2 != 0 {
 		m.slow = slow
 	}
@@ -166,19 +170,21 @@ type model struct {
 	threshold            int // ConsecutiveFailures
 	minRequests, percent int // ErrorRate
 	openDuration         time.Duration
+	halfOpenWait         time.Duration
 	slow                 time.Duration
 	probes, successes    int
 	now                  time.Duration // the fake clock
 	raw                  circuitbreaker.State
 	override             circuitbreaker.Override
 	gen                  uint64
-	since, until         time.Duration
+	since, until         time.Duration // until: Open, when it ends; HalfOpen, when the wait ends
 	streak               int
 	run                  int           // Closed, ConsecutiveFailures: failures in a row
 	windowStart          time.Duration // Closed, ErrorRate: buckets are aligned on it
 	outcomes             []outcome     // Closed, ErrorRate
 	passed               int           // HalfOpen
-	probesRunning        int
+	probesRunning        int           // slots held, whatever stay admitted them
+	abandoned            uint64        // probes of this generation or older hold no slot
 	held                 []permit
 	lastPermit           permit
 	changes              uint64
@@ -203,6 +209,7 @@ func (m *model) settings(clk clock.Clock) circuitbreaker.Settings {
 		MaxOpenDuration:   maxOpen,
 		HalfOpenProbes:    m.probes,
 		HalfOpenSuccesses: m.successes,
+		MaxHalfOpenWait:   m.halfOpenWait,
 		SlowCallThreshold: m.slow,
 		Clock:             clk,
 	}
@@ -213,10 +220,16 @@ func (m *model) settings(clk clock.Clock) circuitbreaker.Settings {
 }
 
 // state is Breaker.State: an open breaker whose time is up becomes
-// half-open when asked.
+// half-open when asked, and a half-open one whose probes did not decide
+// within the wait opens again, abandoning them.
 func (m *model) state() circuitbreaker.State {
-	if m.raw == circuitbreaker.Open && m.now >= m.until {
-		m.enter(circuitbreaker.HalfOpen, m.override)
+	if m.raw != circuitbreaker.Closed && m.now >= m.until {
+		if m.raw == circuitbreaker.Open {
+			m.enter(circuitbreaker.HalfOpen, m.override)
+		} else {
+			m.probesRunning, m.abandoned = 0, m.gen
+			m.enter(circuitbreaker.Open, m.override)
+		}
 	}
 	return m.raw
 }
@@ -248,6 +261,7 @@ func (m *model) enter(to circuitbreaker.State, ov circuitbreaker.Override) {
 		m.until = m.now + m.openFor()
 	case circuitbreaker.HalfOpen:
 		m.passed = 0
+		m.until = m.now + m.halfOpenWait
 	case circuitbreaker.Closed:
 		m.run, m.windowStart, m.outcomes = 0, m.now, nil
 	}
@@ -279,7 +293,7 @@ func (m *model) allow(hold bool) error {
 }
 
 func (m *model) done(p permit, err error) {
-	if p.probe {
+	if p.probe && p.gen > m.abandoned {
 		m.probesRunning--
 	}
 	failed := err != nil
@@ -367,23 +381,28 @@ func (m *model) force(ov circuitbreaker.Override) {
 
 // update changes one setting on both, as an operator would under load.
 func (m *model) update(cb *circuitbreaker.Breaker, v int) {
-	switch v % 5 {
+	switch v % 6 {
 	case 0:
-		m.threshold = 1 + v/5%5
+		m.threshold = 1 + v/6%5
 	case 1:
-		m.minRequests, m.percent = 1+v/5%8, 10+v/5%91
+		m.minRequests, m.percent = 1+v/6%8, 10+v/6%91
 	case 2:
-		m.openDuration = time.Duration(1+v/5%30) * 100 * time.Millisecond
+		m.openDuration = time.Duration(1+v/6%30) * 100 * time.Millisecond
 	case 3:
-		m.probes = 1 + v/5%3
+		m.probes = 1 + v/6%3
 	case 4:
-		m.successes = 1 + v/5%3
+		m.successes = 1 + v/6%3
+	case 5:
+		m.halfOpenWait = time.Duration(1+v/6%20) * 100 * time.Millisecond
 	}
 	cb.Update(func(s *circuitbreaker.Settings) {
 		n := m.settings(s.Clock)
-		s.Rule, s.OpenDuration, s.HalfOpenProbes, s.HalfOpenSuccesses = n.Rule, n.OpenDuration, n.HalfOpenProbes, n.HalfOpenSuccesses
+		s.Rule, s.OpenDuration, s.HalfOpenProbes, s.HalfOpenSuccesses, s.MaxHalfOpenWait = n.Rule, n.OpenDuration, n.HalfOpenProbes, n.HalfOpenSuccesses, n.MaxHalfOpenWait
 	})
-	if m.raw == circuitbreaker.Open && m.override != circuitbreaker.ForcedOpen {
+	switch {
+	case m.raw == circuitbreaker.Open && m.override != circuitbreaker.ForcedOpen:
 		m.until = m.since + m.openFor()
+	case m.raw == circuitbreaker.HalfOpen:
+		m.until = m.since + m.halfOpenWait
 	}
 }

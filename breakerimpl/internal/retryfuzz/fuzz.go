@@ -1,4 +1,8 @@
-package retry
+// Package retryfuzz fuzzes the retry schedule and the retry budget of the
+// retry package on random calls. It holds the one fuzz body that Go's
+// native fuzzing (FuzzSchedule) and go-fuzz (Fuzz, with the gofuzz build
+// tag) share.
+package retryfuzz
 
 import (
 	"context"
@@ -9,11 +13,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/internal/fuzzbytes"
+	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 )
-
-// This file holds the body of the fuzz test of the retry schedule, shared
-// by Go's native fuzzing (FuzzSchedule, in fuzz_test.go) and go-fuzz (Fuzz,
-// in fuzz_gofuzz.go, built with the gofuzz tag). It is not used otherwise.
 
 var errFuzz = errors.New("fuzz: attempt failed")
 
@@ -44,8 +45,8 @@ func fuzzSchedule(data []byte) int {
 	if minSetting == 0 {
 		minSetting = -1
 	}
-	budget := NewBudget(BudgetSettings{Ratio: ratio, MinRetries: minSetting, Window: window, Buckets: buckets, Clock: clk})
-	r := New(Settings{
+	budget := retry.NewBudget(retry.BudgetSettings{Ratio: ratio, MinRetries: minSetting, Window: window, Buckets: buckets, Clock: clk})
+	r := retry.New(retry.Settings{
 		MaxAttempts: maxAttempts, Backoff: backoff, MaxBackoff: maxBackoff, Multiplier: multiplier,
 		MaxElapsed: maxElapsed, Budget: budget, Rand: rng.Int64N, Clock: clk,
 	})
@@ -66,7 +67,7 @@ func fuzzSchedule(data []byte) int {
 		var starts []int64
 		var errs []error
 		var last error
-		v, err := Execute(context.Background(), r, func(context.Context) (int, error) {
+		v, err := retry.Execute(context.Background(), r, func(context.Context) (int, error) {
 			now := clk.Nanotime()
 			if len(starts) > 0 {
 				// The budget counts a retry when it allows it, as the attempt
@@ -85,9 +86,9 @@ func fuzzSchedule(data []byte) int {
 			case b < 64:
 				last = nil
 			case b < 96:
-				last = After(errFuzz, time.Duration(b-64)*100*time.Millisecond)
+				last = retry.After(errFuzz, time.Duration(b-64)*100*time.Millisecond)
 			case b < 104:
-				last = Permanent(errFuzz)
+				last = retry.Permanent(errFuzz)
 			default:
 				last = errFuzz
 			}
@@ -105,7 +106,7 @@ func fuzzSchedule(data []byte) int {
 			panic(fmt.Sprintf("call ended with %v, %d; its last attempt gave %v, %d", err, v, last, n))
 		}
 		for i, e := range errs[:n-1] {
-			if e == nil || errors.Is(e, errFuzz) && !DefaultRetryable(e) {
+			if e == nil || errors.Is(e, errFuzz) && !retry.DefaultRetryable(e) {
 				panic(fmt.Sprintf("attempt %d followed attempt %d, which ended with %v", i+2, i+1, e))
 			}
 		}
@@ -118,7 +119,7 @@ func fuzzSchedule(data []byte) int {
 		for i, wait := range waits {
 			attempt := i + 1
 			ceiling := min(float64(maxBackoff), float64(backoff)*pow(multiplier, attempt-1))
-			after, hasAfter := RetryAfter(errs[i])
+			after, hasAfter := retry.RetryAfter(errs[i])
 			switch {
 			case wait < 0:
 				panic(fmt.Sprintf("negative wait %v", wait))
