@@ -120,6 +120,9 @@ type Verdict struct {
 	// Reason explains an inconclusive verdict.
 	Reason string        `json:"reason,omitempty"`
 	Checks []CheckResult `json:"checks"`
+	// Position is where the scenario writes the contract, for editors and
+	// CI annotations; package harness sets it from the scenario.
+	Position Position `json:"position,omitzero"`
 }
 
 // CheckResult is the judgement of one expectation.

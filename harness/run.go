@@ -141,16 +141,20 @@ func ScenarioReport(sc *scenarios.Scenario, tl *timeline.Timeline, runDir string
 
 // Judge evaluates sc's contracts over a recorded timeline. The contracts
 // compiled when the scenario loaded, so a compile error here cannot
-// happen; were one to, its verdict says so, inconclusive.
+// happen; were one to, its verdict says so, inconclusive. Each verdict
+// carries where its contract is written.
 func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
 	var out []contract.Verdict
 	for _, c := range sc.Contracts {
 		cc, err := contract.Compile(c.Spec())
+		v := contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive}
 		if err != nil {
-			out = append(out, contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()})
-			continue
+			v.Reason = err.Error()
+		} else {
+			v = cc.Evaluate(tl)
 		}
-		out = append(out, cc.Evaluate(tl))
+		v.Position = c.Position
+		out = append(out, v)
 	}
 	return out
 }

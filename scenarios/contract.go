@@ -32,6 +32,10 @@ type Contract struct {
 	Expect []string `yaml:"expect"`
 	// MinSamples is the fewest requests a verdict may rest on; default 50.
 	MinSamples int `yaml:"min_samples"`
+	// Position is where the contract is written (its first key), set by
+	// the loader: the scenario file, or the included file it came from.
+	// Reports and CI annotations point there.
+	Position contract.Position `yaml:"-"`
 
 	// classify is the scenario's classification, set by validation.
 	classify contract.Classification

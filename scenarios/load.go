@@ -526,22 +526,28 @@ func (v *validator) errorf(path, hint, format string, args ...any) {
 	if isFailed(v.failed, path) {
 		return
 	}
-	e := &Error{File: v.file, Msg: fmt.Sprintf(format, args...), Hint: hint}
-	cols := v.cols
+	e := &Error{Msg: fmt.Sprintf(format, args...), Hint: hint}
+	e.File, e.Line, e.Col = v.locate(path)
+	v.errs = append(v.errs, e)
+}
+
+// locate returns where the node at a YAML path (or its nearest existing
+// parent) is written, as a column of the file before substitution.
+func (v *validator) locate(path string) (file string, line, col int) {
+	file, cols := v.file, v.cols
 	// A value the file itself does not hold came from an included file:
 	// the last one that holds it (the one whose value was kept).
 	line, col, ok := nodeAt(v.ast, path)
 	for i := len(v.includes) - 1; !ok && i >= 0; i-- {
 		inc := v.includes[i]
 		if line, col, ok = nodeAt(inc.ast, path); ok {
-			e.File, cols = inc.name, inc.cols
+			file, cols = inc.name, inc.cols
 		}
 	}
 	if !ok {
 		line, col = v.position(path)
 	}
-	e.Line, e.Col = line, cols.orig(line, col)
-	v.errs = append(v.errs, e)
+	return file, line, cols.orig(line, col)
 }
 
 // nodeAt returns the position of the node at a YAML path in f, if there is
@@ -649,6 +655,8 @@ func (v *validator) validate() {
 	}
 	for i := range sc.Contracts {
 		v.validateContract(i, phases)
+		c := &sc.Contracts[i]
+		c.Position.File, c.Position.Line, c.Position.Column = v.locate(fmt.Sprintf("$.contracts[%d]", i))
 	}
 }
 
