@@ -32,6 +32,10 @@ type RejudgeOptions struct {
 	Out   io.Writer
 	Color bool
 	Width int
+	// Mode, Results and GitHub are Options'.
+	Mode    OutputMode
+	Results io.Writer
+	GitHub  *GitHub
 }
 
 // Rejudge judges the runs saved at or below root again, without starting a
@@ -39,10 +43,8 @@ type RejudgeOptions struct {
 // read again, so contracts edited since the run are judged as they are now
 // (see FindScenario). The error carries its exit code, as Run's does.
 func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
-	}
+	o := newOutput(opts.Out, opts.Results, opts.Mode, opts.Color, opts.Width, opts.GitHub)
+	out := o.progress
 	runs, err := FindRuns(root)
 	if err != nil {
 		return nil, err
@@ -81,7 +83,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	rep := reports.New(started, reps)
 	rep.Duration = ended.Sub(started)
 	fmt.Fprintln(out)
-	if err := WriteReports(out, dir, rep, opts.Formats, opts.Color, opts.Width); err != nil {
+	if err := o.finish(dir, rep, opts.Formats); err != nil {
 		return rep, err
 	}
 	return rep, verdictError(rep)

@@ -30,6 +30,14 @@ type Options struct {
 	Live  bool
 	Color bool
 	Width int
+	// Mode says what the run prints as its result, and Results receives
+	// it when it is printed apart from Out (see OutputMode); the zero
+	// value prints everything on Out.
+	Mode    OutputMode
+	Results io.Writer
+	// GitHub, when set, publishes the report to the GitHub Actions job
+	// the run is a step of (see GitHubFromEnv).
+	GitHub *GitHub
 	// Tool is the chaoskit version recorded on each timeline.
 	Tool string
 	// Self is the chaoskit executable that serves demo targets; empty
@@ -44,15 +52,14 @@ type Options struct {
 	KeepGoing bool
 }
 
-func (o *Options) out() io.Writer {
-	if o.Out == nil {
-		return io.Discard
-	}
-	return o.Out
+func (o *Options) output() output {
+	return newOutput(o.Out, o.Results, o.Mode, o.Color, o.Width, o.GitHub)
 }
 
+func (o *Options) out() io.Writer { return o.output().progress }
+
 func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Options {
-	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live, Tool: o.Tool,
+	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Tool: o.Tool,
 		StateDir: o.StateDir, RateScale: o.RateScale})
 }
 
@@ -100,7 +107,7 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 	}
 	rep := reports.New(started, reps)
 	fmt.Fprintln(out)
-	if err := WriteReports(out, opts.ReportDir, rep, opts.Formats, opts.Color, opts.Width); err != nil {
+	if err := opts.output().finish(opts.ReportDir, rep, opts.Formats); err != nil {
 		if runErr == nil {
 			return rep, err
 		}

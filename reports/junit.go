@@ -159,7 +159,7 @@ func evidenceText(c contract.Verdict) string {
 			continue
 		}
 		for _, v := range ch.Violations {
-			fmt.Fprintf(&b, "  %s\n", violationText(v))
+			fmt.Fprintf(&b, "  %s\n", ViolationText(v))
 		}
 	}
 	return b.String()

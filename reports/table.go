@@ -106,7 +106,7 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 				if ch.Outcome != contract.Fail || len(ch.Violations) == 0 {
 					continue
 				}
-				line("%s / %s: first violation of %q: %s", s.Name, c.Name, ch.Expect, violationText(ch.Violations[0]))
+				line("%s / %s: first violation of %q: %s", s.Name, c.Name, ch.Expect, ViolationText(ch.Violations[0]))
 			}
 		}
 		for _, f := range s.Findings {
@@ -396,9 +396,9 @@ func WriteWrapped(w io.Writer, text string, width int) {
 	}
 }
 
-// violationText describes one violating request in a line: when, what,
+// ViolationText describes one violating request in a line: when, what,
 // how it ended, and the faults that were on.
-func violationText(v contract.Violation) string {
+func ViolationText(v contract.Violation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "+%v %s -> %s", v.Offset.Round(time.Millisecond), v.Target, statusText(v.Status, v.Error))
 	if v.Class != "" {

@@ -1,0 +1,188 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/runner"
+)
+
+// GitHub publishes an invocation's report the way a GitHub Actions job
+// shows results: the Markdown report appended to the step's summary, and
+// an ::error workflow command for each contract that failed or was
+// inconclusive, which GitHub shows as an annotation on the contract's
+// line of the scenario file, and for each scenario whose run broke.
+type GitHub struct {
+	// StepSummary is the file $GITHUB_STEP_SUMMARY names; empty writes no
+	// summary.
+	StepSummary string
+	// Commands receives the workflow commands. The runner reads them from
+	// the step's stdout and stderr alike, so chaoskit writes them to
+	// stderr when its stdout holds the report JSON.
+	Commands io.Writer
+	// Workspace is $GITHUB_WORKSPACE, the checkout: an annotation names a
+	// file below it relative to it, as GitHub matches files.
+	Workspace string
+}
+
+// GitHubFromEnv returns the GitHub hooks when getenv("GITHUB_ACTIONS") is
+// "true", as on every GitHub Actions runner, with the commands written to
+// commands; else nil.
+func GitHubFromEnv(getenv func(string) string, commands io.Writer) *GitHub {
+	if getenv("GITHUB_ACTIONS") != "true" {
+		return nil
+	}
+	return &GitHub{StepSummary: getenv("GITHUB_STEP_SUMMARY"), Commands: commands, Workspace: getenv("GITHUB_WORKSPACE")}
+}
+
+// MaxStepSummary is the most a step's summary may hold: GitHub refuses to
+// show a larger one at all.
+const MaxStepSummary = 1 << 20
+
+// Publish appends rep to the step summary and writes its annotations. Only
+// a summary that cannot be written is an error; one already too full for
+// the report gets a warning instead.
+func (g *GitHub) Publish(rep *reports.Report) error {
+	w := g.Commands
+	if w == nil {
+		w = io.Discard
+	}
+	var err error
+	if g.StepSummary != "" {
+		var note string
+		if note, err = appendSummary(g.StepSummary, rep); note != "" {
+			fmt.Fprintf(w, "::warning title=%s::%s\n", escapeProperty("chaoskit step summary"), escapeData(note))
+		}
+	}
+	for _, s := range rep.Scenarios {
+		if s.Error != "" {
+			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", escapeProperty(g.path(s.File)),
+				escapeProperty(fmt.Sprintf("chaoskit: %s did not complete", s.Name)), escapeData(s.Error))
+		}
+		for _, c := range s.Contracts {
+			if c.Outcome == contract.Pass {
+				continue
+			}
+			file, loc := s.File, ""
+			if !c.Position.IsZero() {
+				file = c.Position.File
+				loc = fmt.Sprintf(",line=%d,col=%d", c.Position.Line, c.Position.Column)
+			}
+			fmt.Fprintf(w, "::error file=%s%s,title=%s::%s\n", escapeProperty(g.path(file)), loc,
+				escapeProperty(fmt.Sprintf("chaoskit: %s / %s: %s", s.Name, c.Name, c.Outcome)), escapeData(annotation(c)))
+		}
+	}
+	return err
+}
+
+// annotation says why a contract did not pass: each failed check with its
+// figures and first violation, or why it is inconclusive.
+func annotation(c contract.Verdict) string {
+	var lines []string
+	if c.Reason != "" {
+		lines = append(lines, "inconclusive: "+c.Reason)
+	}
+	for _, ch := range c.Checks {
+		switch {
+		case ch.Outcome == contract.Fail:
+			l := fmt.Sprintf("%s: measured %s, expected %s (%d samples)", ch.Expect, ch.Measured, ch.Expected, ch.Samples)
+			if len(ch.Violations) > 0 {
+				l += "; first violation: " + reports.ViolationText(ch.Violations[0])
+			}
+			lines = append(lines, l)
+		case ch.Reason != "" && ch.Reason != c.Reason:
+			lines = append(lines, fmt.Sprintf("%s: %s", ch.Expect, ch.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		lines = append(lines, fmt.Sprintf("measured %s, expected %s", c.Measured, c.Expected))
+	}
+	return fmt.Sprintf("window %s, %d requests\n%s", c.Window, c.Samples, strings.Join(lines, "\n"))
+}
+
+// path names file as an annotation must: relative to the workspace when
+// it lies below it.
+func (g *GitHub) path(file string) string {
+	if g.Workspace == "" {
+		return file
+	}
+	abs, err1 := filepath.Abs(file)
+	ws, err2 := filepath.Abs(g.Workspace)
+	if err1 != nil || err2 != nil {
+		return file
+	}
+	rel, err := filepath.Rel(ws, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return file
+	}
+	return filepath.ToSlash(rel)
+}
+
+// appendSummary appends rep's Markdown report to the summary file, cut at
+// a line so that the file stays within MaxStepSummary. note says what was
+// left out, when something was.
+func appendSummary(path string, rep *reports.Report) (note string, err error) {
+	var md bytes.Buffer
+	if err := reports.WriteMarkdown(&md, rep); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", &runner.InfraError{Msg: "cannot append the report to the step summary", Err: err, Fix: "check $GITHUB_STEP_SUMMARY"}
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = &runner.InfraError{Msg: "cannot append the report to the step summary", Err: cerr}
+		}
+	}()
+	st, err := f.Stat()
+	if err != nil {
+		return "", &runner.InfraError{Msg: "cannot append the report to the step summary", Err: err}
+	}
+	text := md.Bytes()
+	if st.Size() > 0 {
+		// A paragraph of its own after what the step wrote before.
+		text = append([]byte("\n"), text...)
+	}
+	room := MaxStepSummary - st.Size()
+	if int64(len(text)) > room {
+		note = fmt.Sprintf("the report is cut short in the step summary, which GitHub keeps to %d KiB; the whole report is %s in the report directory", MaxStepSummary>>10, reports.FileMarkdown)
+		cut := "\n> " + strings.ToUpper(note[:1]) + note[1:] + ".\n"
+		keep := room - int64(len(cut))
+		if keep <= 0 {
+			return "the step summary is full, so the report is not in it; it is " + reports.FileMarkdown + " in the report directory", nil
+		}
+		text = text[:keep]
+		if i := bytes.LastIndexByte(text, '\n'); i >= 0 {
+			text = text[:i+1]
+		}
+		text = append(text, cut...)
+	}
+	if _, err := f.Write(text); err != nil {
+		return "", &runner.InfraError{Msg: "cannot append the report to the step summary", Err: err}
+	}
+	return note, nil
+}
+
+// escapeData escapes a workflow command's message as GitHub's toolkit
+// does (actions/toolkit, packages/core/src/command.ts): %, CR and LF.
+func escapeData(s string) string {
+	return dataEscaper.Replace(s)
+}
+
+// escapeProperty escapes a workflow command's property value: as a
+// message, and also ':' and ',', which end a value.
+func escapeProperty(s string) string {
+	return propertyEscaper.Replace(s)
+}
+
+var (
+	dataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)

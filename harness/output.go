@@ -1,0 +1,123 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+// OutputMode is what a run or a re-judging prints as its result, and
+// where: Options.Out and RejudgeOptions.Out receive the progress, Results
+// the result when it is printed apart (chaoskit's stdout, with Out then
+// its stderr). The report files are written as the formats say in every
+// mode.
+type OutputMode int
+
+const (
+	// OutputText prints everything on Out: the progress, then the table
+	// (when the formats hold it) with the verdict line, and the names of
+	// the report files written. Results is not used.
+	OutputText OutputMode = iota
+	// OutputJSON prints the report on Results as one JSON document in
+	// report.json's schema, and nothing else there; the progress, the
+	// table and the files' names go to Out.
+	OutputJSON
+	// OutputQuiet prints the verdict line (reports.Summary) on Results and
+	// nothing on Out.
+	OutputQuiet
+)
+
+// output is where an invocation prints, as its options say.
+type output struct {
+	progress io.Writer
+	results  io.Writer
+	mode     OutputMode
+	color    bool
+	width    int
+	github   *GitHub
+}
+
+func newOutput(out, results io.Writer, mode OutputMode, color bool, width int, gh *GitHub) output {
+	if out == nil || mode == OutputQuiet {
+		out = io.Discard
+	}
+	if results == nil {
+		results = io.Discard
+	}
+	return output{progress: out, results: results, mode: mode, color: color, width: width, github: gh}
+}
+
+// finish writes the report files in dir, prints the result as the mode
+// says and publishes the report to GitHub Actions when it runs there. The
+// result is printed even when a file could not be written; the first
+// failure is returned.
+func (o output) finish(dir string, rep *reports.Report, formats []reports.Format) error {
+	if o.mode == OutputQuiet {
+		// Nobody reads the table.
+		formats = slices.DeleteFunc(slices.Clone(formats), func(f reports.Format) bool { return f == reports.Table })
+	}
+	errs := []error{WriteReports(o.progress, dir, rep, formats, o.color, o.width)}
+	switch o.mode {
+	case OutputJSON:
+		if err := reports.WriteJSON(o.results, rep); err != nil {
+			errs = append(errs, exitcode.Wrap(exitcode.Infra, fmt.Errorf("cannot print the report: %w", err)))
+		}
+	case OutputQuiet:
+		fmt.Fprintln(o.results, reports.Summary(rep))
+	}
+	if o.github != nil {
+		errs = append(errs, o.github.Publish(rep))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrorReport is what `-o json` prints instead of a report when the
+// invocation made none: its scenarios did not load, a flag was wrong, or
+// the report directory could not be claimed. Consumers tell it from a
+// report by its error field (see docs/report-schema.md).
+type ErrorReport struct {
+	SchemaVersion int    `json:"schema_version"`
+	Error         string `json:"error"`
+	ExitCode      int    `json:"exit_code"`
+	// Problems are the scenario errors, each at its position, when the
+	// input was invalid.
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Problem is one error in a scenario file.
+type Problem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// WriteErrorJSON prints err as an ErrorReport, one JSON document.
+func WriteErrorJSON(w io.Writer, err error) error {
+	r := ErrorReport{SchemaVersion: reports.SchemaVersion, Error: err.Error(), ExitCode: exitcode.Of(err)}
+	var list scenarios.ErrorList
+	var one *scenarios.Error
+	switch {
+	case errors.As(err, &list):
+	case errors.As(err, &one):
+		list = scenarios.ErrorList{one}
+	}
+	for _, e := range list {
+		r.Problems = append(r.Problems, Problem{File: e.File, Line: e.Line, Column: e.Col, Message: e.Msg, Hint: e.Hint})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
