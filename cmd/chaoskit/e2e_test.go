@@ -71,8 +71,10 @@ var (
 	testStateDir string
 )
 
-// testEnv is the environment chaoskit runs in under test: no colours, and
-// the index of unfinished runs kept out of the user's cache directory.
+// testEnv is the environment chaoskit runs in under test: no colours, the
+// index of unfinished runs kept out of the user's cache directory, and not
+// a GitHub Actions step even on one (the broken variants' failures are no
+// annotations of this job's; the tests that want one say so).
 func testEnv(t *testing.T) []string {
 	t.Helper()
 	stateOnce.Do(func() {
@@ -82,7 +84,13 @@ func testEnv(t *testing.T) []string {
 			t.Fatal(err)
 		}
 	})
-	return append(os.Environ(), "NO_COLOR=1", "CHAOSKIT_STATE_DIR="+testStateDir)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GITHUB_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "NO_COLOR=1", "CHAOSKIT_STATE_DIR="+testStateDir)
 }
 
 type result struct {
@@ -93,10 +101,16 @@ type result struct {
 
 func runBin(t *testing.T, bin string, args ...string) result {
 	t.Helper()
+	return runBinEnv(t, nil, bin, args...)
+}
+
+// runBinEnv is runBin with env added to the environment.
+func runBinEnv(t *testing.T, env []string, bin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = testEnv(t)
+	cmd.Env = append(testEnv(t), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -16,6 +16,7 @@ import (
 func newReportCmd() *cobra.Command {
 	var o harness.RejudgeOptions
 	var formats string
+	var output outputFlags
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Judge and report a saved run again, without re-running it",
@@ -27,25 +28,30 @@ timeline.jsonl) or any directory above run directories, such as the
 The scenario is read again, so contracts edited since the run are judged as
 they are now: the scenario file the run was made from when it is still
 there, else the copy saved in the run directory (scenario.yaml), else the
-bundled scenario of the same name. --scenario names another file.`,
+bundled scenario of the same name. --scenario names another file.
+
+-o json, --quiet and GitHub Actions are as for chaoskit run.`,
 		Example: `  chaoskit report out
   chaoskit report out/db-timeout-serves-cache --format table,html --report-dir review`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if o.Formats, err = reports.ParseFormats(formats); err != nil {
-				return usageError("--format: %v", err)
+			s, err := output.streams(cmd)
+			if err != nil {
+				return err
 			}
-			o.Out = cmd.OutOrStdout()
+			if o.Formats, err = reports.ParseFormats(formats); err != nil {
+				return s.done(nil, usageError("--format: %v", err))
+			}
+			o.Out, o.Results, o.Mode, o.GitHub = s.out, s.results, s.mode, s.github
 			o.Color = colorOK(o.Out)
 			o.Width = terminalWidth(o.Out)
-			_, err = harness.Rejudge(args[0], o)
-			return err
+			return s.done(harness.Rejudge(args[0], o))
 		},
 	}
 	cmd.Flags().StringVar(&o.ReportDir, "report-dir", "", "directory for the report files (default RUN_DIR)")
 	cmd.Flags().StringVar(&formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringVar(&o.Scenario, "scenario", "", "judge with this scenario file instead (one run only)")
+	output.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
 	return cmd
 }

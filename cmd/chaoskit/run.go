@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,74 @@ type runFlags struct {
 	load      loadFlags
 	only      []string
 	keepGoing bool
+	output    outputFlags
+}
+
+// outputFlags are what run and report print on stdout: -o/--output,
+// --json and --quiet.
+type outputFlags struct {
+	output string
+	json   bool
+	quiet  bool
+}
+
+func (o *outputFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "what stdout holds: text (the progress, the table, the files written) or json (the report as one JSON document; the rest goes to stderr)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "the same as -o json")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the verdict line (with -o json, only the report)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// streams is where a command prints, as its output flags say: Out gets
+// the progress (and, in text mode, everything), Results the result, and
+// GitHub the report when chaoskit runs as a GitHub Actions step.
+type streams struct {
+	mode    harness.OutputMode
+	out     io.Writer
+	results io.Writer
+	github  *harness.GitHub
+}
+
+func (o *outputFlags) streams(cmd *cobra.Command) (streams, error) {
+	json := o.json
+	switch o.output {
+	case "text":
+		if o.json && cmd.Flags().Changed("output") {
+			return streams{}, usageError("--json and -o text: give one of them")
+		}
+	case "json":
+		json = true
+	default:
+		return streams{}, usageError("-o %s: write -o text or -o json", o.output)
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	s := streams{out: stdout, results: stdout}
+	switch {
+	case json && o.quiet:
+		s.mode, s.out = harness.OutputJSON, io.Discard
+	case json:
+		s.mode, s.out = harness.OutputJSON, stderr
+	case o.quiet:
+		s.mode = harness.OutputQuiet
+	}
+	// Workflow commands go where GitHub documents them, stdout, unless
+	// stdout holds only the result: the runner reads stderr's too.
+	commands := stdout
+	if s.mode != harness.OutputText {
+		commands = stderr
+	}
+	s.github = harness.GitHubFromEnv(os.Getenv, commands)
+	return s, nil
+}
+
+// done ends a command that printed into s: in JSON mode, an invocation
+// that made no report prints the error as a JSON document instead
+// (harness.ErrorReport), so that stdout always holds one.
+func (s streams) done(rep *reports.Report, err error) error {
+	if s.mode == harness.OutputJSON && rep == nil && err != nil {
+		_ = harness.WriteErrorJSON(s.results, err)
+	}
+	return err
 }
 
 // loadFlags are the flags that change how scenarios load, shared by run and
@@ -92,33 +161,31 @@ DIR/NAME/results.bin, the target's output, the fault record and run.json),
 and the reports --format names: the table to the terminal, report.json,
 junit.xml, report.md and report.html to DIR.
 
+-o json prints the report on stdout as one JSON document (report.json's
+schema, docs/report-schema.md) and nothing else: the progress, the table and
+every diagnostic go to stderr, and the files --format names are written as
+ever. When no report could be made (invalid input, exit 2), stdout holds an
+error document instead. --quiet prints only the verdict line.
+
+Under GitHub Actions (GITHUB_ACTIONS=true) the Markdown report is appended
+to the step summary, and each contract that failed or was inconclusive is an
+::error annotation on its line of the scenario file.
+
 A scenario whose run fails for a reason of the harness or the target (exit
 3) stops the invocation unless --keep-going is given.`,
 		Example: `  chaoskit run scenarios/ --report-dir out
   chaoskit run scenarios/ --only db-timeout-serves-cache --rate-scale 0.5
   chaoskit run checkout.yaml --var rate=500/s
   chaoskit run scenarios/ --format table,json,junit,markdown,html
+  chaoskit run scenarios/ -o json | jq -r '.scenarios[] | .name + " " + .verdict'
   chaoskit run --bundled`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			formats, err := reports.ParseFormats(f.formats)
-			if err != nil {
-				return usageError("--format: %v", err)
-			}
-			scs, err := f.load.load(args, f.bundled)
+			s, err := f.output.streams(cmd)
 			if err != nil {
 				return err
 			}
-			if scs, err = harness.Select(scs, f.only); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			scale := f.load.rateScale
-			if scale == 1 {
-				scale = 0
-			}
-			_, err = harness.Run(cmd.Context(), scs, harness.Options{ReportDir: f.reportDir, Formats: formats, Out: out,
-				Live: isTerminal(out), Color: colorOK(out), Width: terminalWidth(out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
-			return err
+			rep, err := runScenarios(cmd, args, f, s)
+			return s.done(rep, err)
 		},
 	}
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "out", "directory for report.json and the run directories")
@@ -127,9 +194,32 @@ A scenario whose run fails for a reason of the harness or the target (exit
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only the scenario with this name (repeatable)")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "go on with the next scenario after one could not run")
 	f.load.register(cmd)
+	f.output.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
 	_ = cmd.RegisterFlagCompletionFunc("only", completeScenarioNames)
 	return cmd
+}
+
+// runScenarios loads, selects and runs the scenarios the command line
+// names, printing into s.
+func runScenarios(cmd *cobra.Command, args []string, f runFlags, s streams) (*reports.Report, error) {
+	formats, err := reports.ParseFormats(f.formats)
+	if err != nil {
+		return nil, usageError("--format: %v", err)
+	}
+	scs, err := f.load.load(args, f.bundled)
+	if err != nil {
+		return nil, err
+	}
+	if scs, err = harness.Select(scs, f.only); err != nil {
+		return nil, err
+	}
+	scale := f.load.rateScale
+	if scale == 1 {
+		scale = 0
+	}
+	return harness.Run(cmd.Context(), scs, harness.Options{ReportDir: f.reportDir, Formats: formats, Out: s.out, Results: s.results, Mode: s.mode, GitHub: s.github,
+		Live: isTerminal(s.out), Color: colorOK(s.out), Width: terminalWidth(s.out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
 }
 
 // stateDir is where runs index the faults they may leave on, so the next
