@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 )
@@ -60,50 +59,20 @@ func (g *GitHub) Publish(rep *reports.Report) error {
 			fmt.Fprintf(w, "::warning title=%s::%s\n", escapeProperty("chaoskit step summary"), escapeData(note))
 		}
 	}
-	for _, s := range rep.Scenarios {
-		if s.Error != "" {
-			fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", escapeProperty(g.path(s.File)),
-				escapeProperty(fmt.Sprintf("chaoskit: %s did not complete", s.Name)), escapeData(s.Error))
+	for _, sf := range Shortfalls(rep) {
+		loc := ""
+		if sf.At.Line > 0 {
+			loc = fmt.Sprintf(",line=%d,col=%d", sf.At.Line, sf.At.Column)
 		}
-		for _, c := range s.Contracts {
-			if c.Outcome == contract.Pass {
-				continue
-			}
-			file, loc := s.File, ""
-			if !c.Position.IsZero() {
-				file = c.Position.File
-				loc = fmt.Sprintf(",line=%d,col=%d", c.Position.Line, c.Position.Column)
-			}
-			fmt.Fprintf(w, "::error file=%s%s,title=%s::%s\n", escapeProperty(g.path(file)), loc,
-				escapeProperty(fmt.Sprintf("chaoskit: %s / %s: %s", s.Name, c.Name, c.Outcome)), escapeData(annotation(c)))
+		title := "chaoskit: " + sf.Scenario + " did not complete"
+		msg := strings.Join(sf.Reasons, "\n")
+		if sf.Contract != "" {
+			title = fmt.Sprintf("chaoskit: %s / %s: %s", sf.Scenario, sf.Contract, sf.Outcome)
+			msg = sf.Window + "\n" + msg
 		}
+		fmt.Fprintf(w, "::error file=%s%s,title=%s::%s\n", escapeProperty(g.path(sf.At.File)), loc, escapeProperty(title), escapeData(msg))
 	}
 	return err
-}
-
-// annotation says why a contract did not pass: each failed check with its
-// figures and first violation, or why it is inconclusive.
-func annotation(c contract.Verdict) string {
-	var lines []string
-	if c.Reason != "" {
-		lines = append(lines, "inconclusive: "+c.Reason)
-	}
-	for _, ch := range c.Checks {
-		switch {
-		case ch.Outcome == contract.Fail:
-			l := fmt.Sprintf("%s: measured %s, expected %s (%d samples)", ch.Expect, ch.Measured, ch.Expected, ch.Samples)
-			if len(ch.Violations) > 0 {
-				l += "; first violation: " + reports.ViolationText(ch.Violations[0])
-			}
-			lines = append(lines, l)
-		case ch.Reason != "" && ch.Reason != c.Reason:
-			lines = append(lines, fmt.Sprintf("%s: %s", ch.Expect, ch.Reason))
-		}
-	}
-	if len(lines) == 0 {
-		lines = append(lines, fmt.Sprintf("measured %s, expected %s", c.Measured, c.Expected))
-	}
-	return fmt.Sprintf("window %s, %d requests\n%s", c.Window, c.Samples, strings.Join(lines, "\n"))
 }
 
 // path names file as an annotation must: relative to the workspace when
