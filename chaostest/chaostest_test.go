@@ -55,8 +55,7 @@ func items(broken bool) http.Handler {
 	return mux
 }
 
-// position is file:line:col of the first line of file holding text, at
-// its first non-blank character after "- ".
+// position is file:line:col of the first text in file.
 func position(t *testing.T, file, text string) string {
 	t.Helper()
 	data, err := os.ReadFile(file)
@@ -64,9 +63,8 @@ func position(t *testing.T, file, text string) string {
 		t.Fatal(err)
 	}
 	for i, line := range strings.Split(string(data), "\n") {
-		if strings.Contains(line, text) {
-			col := len(line) - len(strings.TrimLeft(line, " -")) + 1
-			return fmt.Sprintf("%s:%d:%d", file, i+1, col)
+		if col := strings.Index(line, text); col >= 0 {
+			return fmt.Sprintf("%s:%d:%d", file, i+1, col+1)
 		}
 	}
 	t.Fatalf("%s holds no %q", file, text)
@@ -79,7 +77,7 @@ func position(t *testing.T, file, text string) string {
 // check, its figures and the first violating request.
 func TestRunAgainstAHandler(t *testing.T) {
 	const file = "testdata/items.yaml"
-	at := position(t, file, "- name: reads succeed")
+	at := position(t, file, "name: reads succeed")
 	for _, tt := range []struct {
 		name   string
 		broken bool
@@ -125,7 +123,7 @@ func TestRunAgainstAHandler(t *testing.T) {
 // does not load.
 func TestRunRefuses(t *testing.T) {
 	faults := "testdata/items-faults.yaml"
-	at := position(t, faults, "- point: store/query")
+	at := position(t, faults, "point: store/query")
 	for _, tt := range []struct {
 		name   string
 		file   string
@@ -148,7 +146,7 @@ func TestRunRefuses(t *testing.T) {
 		{"a port chaoskit does not pick", "testdata/items.yaml", Target{URL: "http://127.0.0.1:{port}"}, nil, []string{"{port} in URL or Failpoints is filled only for a Command"}},
 		{"no rate", "testdata/items.yaml", Target{Handler: items(false)}, []Option{RateScale(0)}, []string{"chaostest.RateScale(0): give a factor above 0"}},
 		{"a scenario that does not load", "testdata/items.yaml", Target{Handler: items(false)}, []Option{RateScale(2e9)},
-			[]string{"testdata/items.yaml:7:9: ", "\n  7 |   rate: 100/s\n"}},
+			[]string{position(t, "testdata/items.yaml", "100/s") + ": rate 100/s × --rate-scale 2e+09", " |   rate: 100/s\n"}},
 		{"a variable no scenario has", "testdata/items.yaml", Target{Handler: items(false)}, []Option{Vars(map[string]string{"rate": "1/s"})},
 			[]string{`no scenario declares or uses variable "rate"`}},
 	} {
@@ -194,7 +192,7 @@ func chaoskit(t *testing.T) string {
 func TestRunAgainstTheDemo(t *testing.T) {
 	bin := chaoskit(t)
 	const file = "../scenarios/db-timeout-serves-cache.yaml"
-	at := position(t, file, "- name: on DB timeout return cached data")
+	at := position(t, file, "name: on DB timeout return cached data")
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -228,5 +226,27 @@ func TestRunAgainstTheDemo(t *testing.T) {
 				t.Errorf("ReportDir: %v", err)
 			}
 		})
+	}
+}
+
+// docs/go-test.md shows testdata/items.yaml as it is, and the line its
+// failures name.
+func TestDocsShowTheScenario(t *testing.T) {
+	doc, err := os.ReadFile("../docs/go-test.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile("testdata/items.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```yaml\n"+string(file)+"```") {
+		t.Errorf("docs/go-test.md does not show testdata/items.yaml as it is:\n%s", file)
+	}
+	if at := position(t, "testdata/items.yaml", "name: reads succeed"); !strings.Contains(string(doc), at+": items / reads succeed: status == 200") {
+		t.Errorf("docs/go-test.md does not name the contract at %s", at)
+	}
+	if at := position(t, "testdata/items-faults.yaml", "point: store/query"); !strings.Contains(string(doc), at+`: phase "store-down" switches`) {
+		t.Errorf("docs/go-test.md does not name the fault at %s", at)
 	}
 }
