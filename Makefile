@@ -61,8 +61,10 @@ E2E := ./cmd/chaoskit
 # Packages whose tests need live failpoint markers in the test binary
 # itself (in-process fault schedules): built with failpoint-toolexec, in the
 # fault-injection build cache, and run after the end-to-end package.
-FI_TESTS := ./fuzz/inproc
-FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1
+# ./chaostest also runs in the normal pass, where its in-process scenario
+# finds the markers inert.
+FI_TESTS := ./fuzz/inproc ./chaostest
+FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1 CHAOSKIT_BIN=$(BIN)/chaoskit
 unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
 	$(GO) test -count=1 ./breakerimpl/...

@@ -2,6 +2,7 @@ package chaostest
 
 import (
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -37,6 +38,9 @@ func TestInProcessFailpoints(t *testing.T) {
 			t.Errorf("the fault did not fire in process: %+v", f)
 		}
 		return
+	}
+	if os.Getenv("CHAOSKIT_REQUIRE_LIVE") != "" {
+		t.Fatal("failpoint markers are inert, and CHAOSKIT_REQUIRE_LIVE is set (make test builds this package with failpoint-toolexec)")
 	}
 	// The run stopped before its fault phase, whose contract is then
 	// inconclusive.
