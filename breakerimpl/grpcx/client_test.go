@@ -146,12 +146,16 @@ func TestClientTimeout(t *testing.T) {
 	}}
 	tm := timeout.New(timeout.Settings{Timeout: 50 * time.Millisecond, Clock: clock.Real()})
 	c := dial(t, serveGRPC(t, h), grpc.WithUnaryInterceptor(grpcx.UnaryClientInterceptor(grpcx.ClientOptions{Timeout: tm})))
+	start := time.Now()
 	res, err := check(context.Background(), c)
 	if status.Code(err) != codes.DeadlineExceeded || res.Reason != breakerimpl.ReasonTimeout {
 		t.Fatalf("%v, reason %v; want DEADLINE_EXCEEDED, timeout", err, res.Reason)
 	}
-	if !sawDeadline.Load() || tm.Snapshot().TimedOut != 1 {
-		t.Fatalf("server saw a deadline: %v; timed out: %d", sawDeadline.Load(), tm.Snapshot().TimedOut)
+	// The server sees the deadline (grpc-timeout) and may answer
+	// DEADLINE_EXCEEDED a moment before the client's own timer fires, so
+	// the Timeout's count is not checked.
+	if took := time.Since(start); !sawDeadline.Load() || took > 5*time.Second {
+		t.Fatalf("server saw a deadline: %v; the call took %v", sawDeadline.Load(), took)
 	}
 }
 
