@@ -9,8 +9,8 @@ import (
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
 	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
 	fscircuitbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
-	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	"github.com/failsafe-go/failsafe-go/failsafegrpc"
+	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
 	fsretry "github.com/failsafe-go/failsafe-go/retrypolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"google.golang.org/grpc"
@@ -123,7 +123,9 @@ func BenchmarkGRPC(b *testing.B) {
 	})
 }
 
-type serving struct{ healthpb.UnimplementedHealthServer }
+type serving struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (serving) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
