@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99
+.PHONY: all build demo test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99 proto
 
 all: build
 
@@ -32,6 +32,16 @@ $(BIN)/failpoint-toolexec: go.mod go.sum
 $(BIN)/go-fuzz $(BIN)/go-fuzz-build: $(BIN)/%: go.mod go.sum
 	@mkdir -p $(BIN)
 	$(GO) build -o $@ github.com/dvyukov/go-fuzz/$*
+
+# The generated gRPC code is committed; this regenerates it with protoc
+# (Debian's protobuf-compiler) and the plugins pinned in go.mod's tool lines.
+PROTOS := demo/recommend/recommendpb/recommend.proto
+proto:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	$(GO) build -o $(BIN)/protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	protoc --plugin=protoc-gen-go=$(BIN)/protoc-gen-go --plugin=protoc-gen-go-grpc=$(BIN)/protoc-gen-go-grpc \
+		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 
 # bin/chaoskit is a fault-injection build: failpoint markers rewritten at
 # compile time, source tree untouched. The version check proves the markers

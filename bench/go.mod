@@ -11,6 +11,7 @@ require (
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/zeromicro/go-zero v1.10.3
 	golang.org/x/time v0.16.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -22,8 +23,12 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
 	github.com/spaolacci/murmur3 v1.1.0 // indirect
-	go.opentelemetry.io/otel v1.40.0 // indirect
-	go.opentelemetry.io/otel/trace v1.40.0 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/automaxprocs v1.6.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

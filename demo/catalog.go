@@ -20,6 +20,7 @@ func Failpoints() []string {
 	return []string{
 		cachePkg + "/cacheGet",
 		recommendPkg + "/recommendationsCall",
+		recommendPkg + "/recommendationsGRPC",
 		searchPkg + "/searchBurn",
 		storePkg + "/buildProbe",
 		storePkg + "/orderWrite",

@@ -238,11 +238,12 @@ func TestRecommendations(t *testing.T) {
 	if calls := s.State().Recommendations.UpstreamCalls; calls != 1 {
 		t.Errorf("upstream calls = %d, want 1", calls)
 	}
-	// The dependency goes away: the default list is served, said so.
-	s.rec.close()
+	// The dependency goes away, both its paths: the default list is
+	// served, said so.
+	s.rec.stop()
 	rec = get(t, h, "/products/5/recommendations")
 	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" || rec.Header().Get(HeaderReason) == "" || rec.Header().Get(HeaderAge) != "" ||
-		json.Unmarshal(rec.Body.Bytes(), &l) != nil || !reflect.DeepEqual(l.Items, bestsellers) {
+		json.Unmarshal(rec.Body.Bytes(), &l) != nil || !reflect.DeepEqual(l.Items, []int{1, 2, 3, 4}) {
 		t.Fatalf("degraded: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 	if st := s.State(); st.Retries["recommendations"].Budget == nil || st.Bulkheads["recommendations"].Name != "recommendations" {
@@ -299,7 +300,7 @@ func TestLeakPermitsShrinksCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := s.Handler()
-		s.rec.close() // every call fails
+		s.rec.stop() // every call fails, over both paths
 		for i := 0; i < 12; i++ {
 			if rec := get(t, h, fmt.Sprintf("/products/%d/recommendations", i+1)); rec.Code != 200 || rec.Header().Get(HeaderSource) != "default" {
 				t.Fatalf("call %d: %d %v", i, rec.Code, rec.Header())

@@ -39,6 +39,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&cfg.ConsecutiveBreaker, "consecutive-breaker", false, "broken variant: the database breaker trips on 3 failures in a row, not on the error rate")
 	fs.BoolVar(&cfg.NoShedder, "no-shedder", false, "broken variant: never shed search load")
 	fs.BoolVar(&cfg.UnboundedRetries, "unbounded-retries", false, "broken variant: retry recommendations without a retry budget")
+	fs.BoolVar(&cfg.NoHTTPFallback, "no-http-fallback", false, "broken variant: call recommendations over gRPC only, with no HTTP path while gRPC is down")
+	fs.BoolVar(&cfg.StickyHTTPFallback, "sticky-http-fallback", false, "broken variant: once recommendations went over HTTP, never come back to gRPC")
 	fs.DurationVar(&cfg.SearchCost, "search-cost", 0, "CPU each search burns (default 2ms)")
 	fs.Float64Var(&cfg.SearchRate, "search-rate", 0, "searches a second the rate limiter admits, bursts of a tenth of it (default 2000)")
 	fs.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")

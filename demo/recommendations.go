@@ -3,53 +3,61 @@ package demo
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 	"github.com/chaoskit/chaoskit/demo/recommend"
+	"github.com/chaoskit/chaoskit/demo/recommend/recommendpb"
 )
 
 // bestsellers is the default list served when the recommendations service
 // cannot answer: functional degradation, said so in X-Chaoskit-Source.
-var bestsellers = []int{1, 2, 3, 4}
+var bestsellers = []int64{1, 2, 3, 4}
 
-// recommendations is the client side of the demo's downstream dependency.
+// recommendations is the client side of the demo's downstream dependency,
+// which it calls over gRPC, and over HTTP while the gRPC path is down.
 type recommendations struct {
 	upstream *recommend.Upstream
 	stop     func()
-	client   *recommend.Client
+	conn     *grpc.ClientConn
+	client   recommendpb.RecommendationsClient
+	overHTTP *grpcx.HTTPFallback // nil with NoHTTPFallback
 	breaker  *circuitbreaker.Breaker
 	bulkhead *bulkhead.Bulkhead
-	timeout  *timeout.Timeout
-	retry    *retry.Retry
-	budget   *retry.Budget
-	pipe     breakerimpl.Pipeline[int, recommend.List]
+	// isolation is the guard calls wait in: the bulkhead, a leaky one, or
+	// none.
+	isolation breakerimpl.Guard
+	timeout   *timeout.Timeout
+	retry     *retry.Retry
+	budget    *retry.Budget
 	// unbounded is set for the broken variant without a budget.
 	unbounded bool
 }
 
-// newRecommendations starts the upstream on its own loopback port and
+// newRecommendations starts the upstream on loopback ports of its own and
 // builds the client: timeout, retry with a budget, bulkhead and breaker,
-// with the bestsellers as the fallback.
+// with the bestsellers as the fallback, on a gRPC connection whose calls
+// go over HTTP while the gRPC path is down.
 func newRecommendations(ctx context.Context, cfg Config) (*recommendations, error) {
 	r := &recommendations{upstream: recommend.NewUpstream(cfg.Products)}
-	base, stop, err := recommend.Start(ctx, r.upstream)
+	addrs, stop, err := recommend.Start(ctx, r.upstream)
 	if err != nil {
 		return nil, err
 	}
-	r.stop = stop
-	r.client = &recommend.Client{Base: base, HTTP: &http.Client{Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: time.Second}).DialContext,
-		MaxIdleConnsPerHost: 64,
-	}}}
+	r.stop = sync.OnceFunc(stop)
 	// The breaker trips when half the calls of the last second fail.
 	// Rejections by our own bulkhead say nothing about the dependency's
 	// health, so the breaker ignores them.
@@ -71,30 +79,73 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 	// Retries may add at most 10% to the dependency's traffic, so that a
 	// failing dependency never sees a retry storm.
 	r.budget = retry.NewBudget(retry.BudgetSettings{Ratio: 0.1, MinRetries: -1, Window: time.Second})
-	rs := retry.Settings{Name: "recommendations", MaxAttempts: 3, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Budget: r.budget, Retryable: retryable}
+	rs := retry.Settings{Name: "recommendations", MaxAttempts: 3, Backoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond, Budget: r.budget}
 	if cfg.UnboundedRetries {
 		rs.Budget, rs.MaxAttempts = nil, 5 // broken on purpose: a retry storm
 		r.unbounded = true
 	}
 	r.retry = retry.New(rs)
-	r.pipe = breakerimpl.Pipeline[int, recommend.List]{
-		Breaker: r.breaker,
-		Timeout: r.timeout,
-		Retry:   r.retry,
-	}
-	if !cfg.NoFallback {
-		r.pipe.Fallback = fallback.Func[int, recommend.List]{Name: "default", Fn: func(_ context.Context, id int, _ error) (recommend.List, error) {
-			return recommend.List{ProductID: id, Items: bestsellers}, nil
-		}}
-	}
 	switch {
 	case cfg.NoBulkhead:
 	case cfg.LeakPermits:
-		r.pipe.Bulkhead = leakyBulkhead{r.bulkhead}
+		r.isolation = leakyBulkhead{r.bulkhead}
 	default:
-		r.pipe.Bulkhead = r.bulkhead
+		r.isolation = r.bulkhead
 	}
+	opts := grpcx.ClientOptions{
+		Name: "recommendations", Breaker: r.breaker, Bulkhead: r.isolation, Timeout: r.timeout, Retry: r.retry,
+		// The service's 5xx answers are worth another attempt, as they
+		// were over HTTP.
+		Codes: grpcx.Codes{codes.Internal: {Class: grpcx.Failure, Retry: true}},
+	}
+	if !cfg.NoFallback {
+		opts.Fallback = &grpcx.Fallback{Name: "default", Fn: func(_ context.Context, _ string, req, reply any, _ error) error {
+			l := reply.(*recommendpb.List)
+			l.ProductId, l.Items = req.(*recommendpb.GetRequest).GetProductId(), bestsellers
+			return nil
+		}}
+	}
+	chain := []grpc.UnaryClientInterceptor{grpcx.TraceUnaryClient(nil), grpcx.UnaryClientInterceptor(opts)}
+	if !cfg.NoHTTPFallback {
+		// The gRPC path has a breaker of its own: three unavailable
+		// answers in a row send calls over HTTP for half a second, then a
+		// probe tries gRPC again.
+		grpcPath := circuitbreaker.New(circuitbreaker.Settings{
+			Name: "recommendations-grpc", Rule: circuitbreaker.ConsecutiveFailures{Threshold: 3}, OpenDuration: 500 * time.Millisecond,
+		})
+		fs := grpcx.HTTPFallbackSettings{BaseURL: addrs.HTTP, Breaker: grpcPath, Name: "recommendations"}
+		if cfg.StickyHTTPFallback {
+			fs.Health = &stickyHealth{cb: grpcPath} // broken on purpose: never back to gRPC
+		}
+		r.overHTTP = grpcx.NewHTTPFallback(fs)
+		chain = append(chain, r.overHTTP.Unary)
+	}
+	r.conn, err = grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithChainUnaryInterceptor(chain...))
+	if err != nil {
+		r.stop()
+		return nil, err
+	}
+	r.client = recommendpb.NewRecommendationsClient(r.conn)
 	return r, nil
+}
+
+// stickyHealth is the StickyHTTPFallback variant, broken on purpose: once
+// the gRPC path's breaker has opened, it says unhealthy for good, so calls
+// never come back to gRPC.
+type stickyHealth struct {
+	cb   *circuitbreaker.Breaker
+	fell atomic.Bool
+}
+
+func (s *stickyHealth) Healthy() bool {
+	if s.fell.Load() {
+		return false
+	}
+	if s.cb.State() == circuitbreaker.Open {
+		s.fell.Store(true)
+		return false
+	}
+	return true
 }
 
 // leakyBulkhead is the LeakPermits variant, broken on purpose: a call that
@@ -116,21 +167,13 @@ func (l leakyBulkhead) Done(p breakerimpl.Permit, err error) {
 	}
 }
 
-// retryable retries transport errors, timeouts and 5xx answers, never 4xx.
-func retryable(err error) bool {
-	var se *recommend.StatusError
-	if errors.As(err, &se) {
-		if se.Code < 500 {
-			return false
-		}
-		if se.RetryAfter > 0 {
-			return true
-		}
+func (r *recommendations) close() {
+	r.conn.Close()
+	if r.overHTTP != nil {
+		r.overHTTP.Close()
 	}
-	return retry.DefaultRetryable(err)
+	r.stop()
 }
-
-func (r *recommendations) close() { r.stop() }
 
 func (r *recommendations) retryState() RetryState {
 	st := RetryState{Retry: r.retry.Snapshot()}
@@ -148,14 +191,7 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rec := s.rec
-	res, err := rec.pipe.Execute(req.Context(), id, func(ctx context.Context) (recommend.List, error) {
-		l, err := rec.client.Get(ctx, id)
-		var se *recommend.StatusError
-		if errors.As(err, &se) && se.RetryAfter > 0 {
-			err = retry.After(err, se.RetryAfter)
-		}
-		return l, err
-	})
+	res, err := grpcx.Call(req.Context(), rec.client.Get, &recommendpb.GetRequest{ProductId: int64(id)})
 	h := w.Header()
 	h.Set(HeaderBreaker, rec.breaker.State().String())
 	setSource(h, res, err, "upstream", false)
@@ -169,5 +205,5 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, res.Value)
+	writeJSON(w, recommend.FromProto(res.Value))
 }

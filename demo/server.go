@@ -74,6 +74,12 @@ type Config struct {
 	NoShedder bool
 	// UnboundedRetries retries recommendations without a budget.
 	UnboundedRetries bool
+	// NoHTTPFallback calls recommendations over gRPC only: while the gRPC
+	// path is down, the default list answers instead of the HTTP path.
+	NoHTTPFallback bool
+	// StickyHTTPFallback never brings recommendations back to gRPC once
+	// they went over HTTP.
+	StickyHTTPFallback bool
 	// FallbackEmpty answers 200 with an empty body when a fallback serves.
 	FallbackEmpty bool
 	// AckBeforeCommit acknowledges an order before it is committed.
@@ -213,7 +219,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("start the recommendations dependency: %w", err)
 	}
 	if cfg.SharedBulkhead {
-		s.products.Bulkhead = s.rec.pipe.Bulkhead // broken on purpose: no isolation
+		s.products.Bulkhead = s.rec.isolation // broken on purpose: no isolation
 	}
 	if s.searching, err = newSearching(s); err != nil {
 		s.rec.close()

@@ -45,6 +45,9 @@ type RetryState struct {
 // RecommendationsState counts what reached the recommendations dependency.
 type RecommendationsState struct {
 	UpstreamCalls int64 `json:"upstream_calls"`
+	// OverHTTP counts the calls the HTTP fallback transport sent over
+	// HTTP.
+	OverHTTP uint64 `json:"over_http"`
 }
 
 // BreakerState is one breaker's state and counts.
@@ -74,7 +77,7 @@ func (s *Server) State() State {
 	if err != nil {
 		committed = -1
 	}
-	return State{
+	st := State{
 		Orders: OrdersState{Committed: committed, Pending: s.pendingCount.Load()},
 		Breakers: map[string]BreakerState{
 			"db":              breakerState(s.dbBreaker),
@@ -90,6 +93,11 @@ func (s *Server) State() State {
 		Cache:           s.cache.Stats(),
 		DB:              s.store.Calls(),
 	}
+	if f := s.rec.overHTTP; f != nil {
+		st.Breakers["recommendations-grpc"] = breakerState(f.Breaker())
+		st.Recommendations.OverHTTP = f.ServedOverHTTP()
+	}
+	return st
 }
 
 func (s *Server) state(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.State()) }

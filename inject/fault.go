@@ -31,12 +31,16 @@ const (
 	Panic Action = "panic"
 	// Status makes the marked call answer with the HTTP status in the value.
 	Status Action = "status"
+	// GRPC makes the marked call fail with the gRPC status in the value: a
+	// code by name (UNAVAILABLE) or number (14), optionally followed by a
+	// colon and a message ("UNAVAILABLE: recommendations down").
+	GRPC Action = "grpc"
 	// Term sets the fault's value verbatim as a failpoint term.
 	Term Action = "term"
 )
 
 // Actions lists every action, in the order documentation shows them.
-var Actions = []Action{Timeout, Error, Latency, Panic, Status, Term}
+var Actions = []Action{Timeout, Error, Latency, Panic, Status, GRPC, Term}
 
 // Fault is one fault to switch on at a failpoint, in user terms.
 type Fault struct {
@@ -60,6 +64,7 @@ const (
 	prefixDelay  = "latency:"
 	prefixPanic  = "panic:"
 	prefixStatus = "status:"
+	prefixGRPC   = "grpc:"
 	// pointSep separates the failpoint path from the action in a value.
 	pointSep = "|"
 )
@@ -106,6 +111,12 @@ func (f Fault) Term(point string) (string, error) {
 			return "", fmt.Errorf("status value %q is not an HTTP status code (100-599)", f.Value)
 		}
 		body = prefixStatus + strconv.Itoa(code)
+	case GRPC:
+		code, msg, err := ParseGRPCStatus(f.Value)
+		if err != nil {
+			return "", err
+		}
+		body = prefixGRPC + strconv.FormatUint(uint64(code), 10) + ":" + msg
 	case Term:
 		if strings.TrimSpace(f.Value) == "" {
 			return "", fmt.Errorf("action term needs a value, a failpoint term such as 50%%return(true)")

@@ -25,6 +25,29 @@ func (e *StatusError) Error() string { return "injected status " + strconv.Itoa(
 // Unwrap makes a StatusError match ErrInjected.
 func (e *StatusError) Unwrap() error { return ErrInjected }
 
+// GRPCStatusError is returned by Fire for a grpc fault: the caller should
+// fail the call with the gRPC status Code (the number of a
+// google.golang.org/grpc/codes.Code) and Message. inject does not import
+// grpc: breakerimpl/grpcx.StatusOf (and its UnaryStatusInterceptor) turn
+// any error with the GRPCCode and GRPCMessage methods into that status.
+type GRPCStatusError struct {
+	Code    uint32
+	Message string
+}
+
+func (e *GRPCStatusError) Error() string {
+	return "injected grpc status " + GRPCCodeName(e.Code) + ": " + e.Message
+}
+
+// Unwrap makes a GRPCStatusError match ErrInjected.
+func (e *GRPCStatusError) Unwrap() error { return ErrInjected }
+
+// GRPCCode returns Code, for grpcx.StatusOf.
+func (e *GRPCStatusError) GRPCCode() uint32 { return e.Code }
+
+// GRPCMessage returns Message, for grpcx.StatusOf.
+func (e *GRPCStatusError) GRPCMessage() string { return e.Message }
+
 type injectedError struct{ msg string }
 
 func (e *injectedError) Error() string { return e.msg }
@@ -91,6 +114,13 @@ func Fire(ctx context.Context, v any) error {
 			return &injectedError{msg: "injected fault with bad status " + s}
 		}
 		return &StatusError{Code: code}
+	case strings.HasPrefix(s, prefixGRPC):
+		num, msg, _ := strings.Cut(strings.TrimPrefix(s, prefixGRPC), ":")
+		code, err := strconv.ParseUint(num, 10, 32)
+		if err != nil || code > maxGRPCCode {
+			return &injectedError{msg: "injected fault with bad grpc status " + s}
+		}
+		return &GRPCStatusError{Code: uint32(code), Message: msg}
 	default:
 		return &injectedError{msg: s}
 	}

@@ -30,6 +30,15 @@ func TestFaultTerm(t *testing.T) {
 		{Fault{Action: Status, Value: "503", Probability: 1}, `return("` + pt + `|status:503")`, ""},
 		{Fault{Action: Panic, Value: "boom"}, `return("` + pt + `|panic:boom")`, ""},
 		{Fault{Action: Term, Value: "50%sleep(10)"}, `50%sleep(10)`, ""},
+		{Fault{Action: GRPC, Value: "UNAVAILABLE: recs down"}, `return("` + pt + `|grpc:14:recs down")`, ""},
+		{Fault{Action: GRPC, Value: "resource_exhausted", Count: 2}, `2*return("` + pt + `|grpc:8:injected RESOURCE_EXHAUSTED")`, ""},
+		{Fault{Action: GRPC, Value: "Canceled"}, `return("` + pt + `|grpc:1:injected CANCELLED")`, ""},
+		{Fault{Action: GRPC, Value: "4"}, `return("` + pt + `|grpc:4:injected DEADLINE_EXCEEDED")`, ""},
+		{Fault{Action: GRPC, Value: "DeadlineExceeded"}, `return("` + pt + `|grpc:4:injected DEADLINE_EXCEEDED")`, ""},
+		{Fault{Action: GRPC}, "", "needs a value"},
+		{Fault{Action: GRPC, Value: "UNAVAILIBLE"}, "", "not a gRPC status code"},
+		{Fault{Action: GRPC, Value: "OK"}, "", "fails nothing"},
+		{Fault{Action: GRPC, Value: "17"}, "", "not a gRPC status code"},
 		{Fault{Action: Timeout, Value: "1s"}, "", "takes no value"},
 		{Fault{Action: Latency}, "", "needs a value"},
 		{Fault{Action: Latency, Value: "soon"}, "", "not a positive duration"},
@@ -57,7 +66,7 @@ func TestFaultTerm(t *testing.T) {
 // TestTermsParseInFailpoint checks every generated term against the real
 // failpoint parser and that the value reaching a marker is what Fire reads.
 func TestTermsParseInFailpoint(t *testing.T) {
-	for _, f := range []Fault{{Action: Timeout}, {Action: Error, Value: "x|y"}, {Action: Latency, Value: "1ms", Probability: 0.5, Count: 2}, {Action: Status, Value: "429"}, {Action: Panic}} {
+	for _, f := range []Fault{{Action: Timeout}, {Action: Error, Value: "x|y"}, {Action: Latency, Value: "1ms", Probability: 0.5, Count: 2}, {Action: Status, Value: "429"}, {Action: Panic}, {Action: GRPC, Value: "UNAVAILABLE: down"}} {
 		term, err := f.Term(pt)
 		if err != nil {
 			t.Fatal(err)
@@ -85,6 +94,13 @@ func TestFire(t *testing.T) {
 	if err := Fire(ctx, pt+"|status:503"); !errors.As(err, &se) || se.Code != 503 {
 		t.Errorf("status fault: %v", err)
 	}
+	var ge *GRPCStatusError
+	if err := Fire(ctx, pt+"|grpc:14:recs down"); !errors.As(err, &ge) || ge.GRPCCode() != 14 || ge.GRPCMessage() != "recs down" || !errors.Is(err, ErrInjected) {
+		t.Errorf("grpc fault: %v", err)
+	}
+	if err := Fire(ctx, pt+"|grpc:99:x"); errors.As(err, &ge) {
+		t.Errorf("a bad grpc code made a status: %v", err)
+	}
 	if err := Fire(ctx, pt+"|latency:1ms"); err != nil {
 		t.Errorf("latency fault should go on normally: %v", err)
 	}
@@ -106,8 +122,8 @@ func TestFire(t *testing.T) {
 		}()
 		_ = Fire(ctx, pt+"|panic:boom")
 	}()
-	if got := Hits()[pt] - before; got != 6 {
-		t.Errorf("hits = %d, want 6", got)
+	if got := Hits()[pt] - before; got != 8 {
+		t.Errorf("hits = %d, want 8", got)
 	}
 	// A sleep term runs the body with nil: go on, count under the package.
 	if err := Fire(ctx, nil); err != nil {

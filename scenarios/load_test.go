@@ -13,7 +13,7 @@ import (
 )
 
 var demoCatalog = Options{Catalog: func(Target) (*inject.Catalog, error) {
-	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsCall"), nil
+	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsCall", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsGRPC"), nil
 }}
 
 func TestLoadBundledWalkingSkeletonScenario(t *testing.T) {
@@ -104,6 +104,8 @@ func TestErrors(t *testing.T) {
 		{"bad probability", "action: error", "action: error\n        probability: 2", `s.yaml:17:22: probability 2 is outside 0..1`},
 		{"bad fault value", "action: error", "action: latency\n        value: soon", `s.yaml:17:16: latency value "soon" is not a positive duration`},
 		{"fault value", "action: error", "action: latency", `s.yaml:16:17: action latency needs a value`},
+		{"bad grpc code", "action: error", "action: grpc\n        value: UNAVAILIBLE", `s.yaml:17:16: grpc value "UNAVAILIBLE" is not a gRPC status code; the codes are CANCELLED, UNKNOWN`},
+		{"grpc without code", "action: error", "action: grpc", `s.yaml:16:17: action grpc needs a value, a gRPC status code such as UNAVAILABLE`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

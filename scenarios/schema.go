@@ -215,7 +215,7 @@ type Phase struct {
 type Fault struct {
 	// Point names the failpoint: its full path or a unique suffix of it.
 	Point string `yaml:"point"`
-	// Action is timeout, error, latency, panic, status or term.
+	// Action is timeout, error, latency, panic, status, grpc or term.
 	Action      string   `yaml:"action"`
 	Value       string   `yaml:"value"`
 	Probability float64  `yaml:"probability"`

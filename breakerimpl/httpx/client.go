@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -9,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/hedge"
+	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
@@ -32,7 +35,11 @@ func WithTimeout(base http.RoundTripper, t *timeout.Timeout) http.RoundTripper {
 		ctx := t.Begin(req.Context())
 		resp, err := transportOrDefault(base).RoundTrip(req.WithContext(ctx))
 		if err != nil {
-			return nil, t.End(ctx, err)
+			err = t.End(ctx, err)
+			if errors.Is(err, timeout.ErrTimeout) {
+				otelx.Record(req.Context(), otelx.Decision{Kind: otelx.Timeout, Reason: breakerimpl.ReasonTimeout})
+			}
+			return nil, err
 		}
 		resp.Body = &timeoutBody{ReadCloser: resp.Body, ctx: ctx, t: t}
 		return resp, nil
@@ -135,6 +142,7 @@ func WithRetry(base http.RoundTripper, r *retry.Retry, opts RetryOptions) http.R
 			return transportOrDefault(base).RoundTrip(req)
 		}
 		var failed *http.Response // the last failed response, kept in case it is the answer
+		var lastErr error         // why the last attempt failed
 		attempt := 0
 		resp, err := retry.Execute(req.Context(), r, func(ctx context.Context) (*http.Response, error) {
 			if failed != nil {
@@ -142,17 +150,21 @@ func WithRetry(base http.RoundTripper, r *retry.Retry, opts RetryOptions) http.R
 				failed = nil
 			}
 			areq, err := rewindBody(req.WithContext(ctx), attempt)
-			attempt++
+			if attempt++; attempt > 1 {
+				otelx.Record(ctx, otelx.Decision{Kind: otelx.Retry, Reason: breakerimpl.ReasonOf(lastErr), Attempt: attempt})
+			}
 			if err != nil {
 				return nil, retry.Permanent(err)
 			}
 			resp, err := transportOrDefault(base).RoundTrip(areq)
 			if err != nil {
+				lastErr = err
 				return nil, err
 			}
 			if opts.retryOn(resp) {
 				failed = resp
-				return resp, responseFailure(resp)
+				lastErr = responseFailure(resp)
+				return resp, lastErr
 			}
 			return resp, nil
 		})

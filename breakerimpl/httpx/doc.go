@@ -16,4 +16,10 @@
 // serves the Fallback response if one is set.
 //
 //	client := &http.Client{Transport: &httpx.BreakerTransport{Breaker: cb}}
+//
+// Every degradation decision these make (a refusal by a breaker, bulkhead,
+// limiter or shedder, a retry, a timeout, a fallback served) is an
+// OpenTelemetry event on the request's current span, through package
+// otelx, which also carries the trace context across the hop:
+// otelx.Middleware on the server, otelx.Transport on the client.
 package httpx
