@@ -69,12 +69,15 @@
 //
 // Outermost first:
 //
-//	fallback ∘ shed ∘ ratelimit ∘ breaker ∘ bulkhead ∘ timeout ∘ retry ∘ hedge ∘ fn
+//	fallback ∘ shed ∘ ratelimit ∘ degrade ∘ breaker ∘ bulkhead ∘ timeout ∘ retry ∘ hedge ∘ fn
 //
 // The fallback is outermost so it can stand in for any refusal or failure
 // below it. Shedding and rate limiting refuse excess load before it costs
 // anything, and before the breaker counts it (a refusal says nothing about
-// the dependency's health). The breaker sees one outcome per logical call,
+// the dependency's health). A degrade switch or health score sits just
+// outside the breaker: it keeps calls off a dependency that answers but
+// too slowly, which a breaker counting errors never sees, and its refusals
+// are not the breaker's to count. The breaker sees one outcome per logical call,
 // after retries: transient errors that a retry hides do not trip it, and
 // while it is open no attempt at all is made. The bulkhead holds one slot
 // for the whole call, retries included, so the dependency never sees more
