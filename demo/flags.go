@@ -37,6 +37,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&cfg.SharedBulkhead, "shared-bulkhead", false, "broken variant: product reads wait in the recommendations bulkhead too")
 	fs.BoolVar(&cfg.LeakPermits, "leak-permits", false, "broken variant: a failed recommendations call keeps its bulkhead slot")
 	fs.BoolVar(&cfg.ConsecutiveBreaker, "consecutive-breaker", false, "broken variant: the database breaker trips on 3 failures in a row, not on the error rate")
+	fs.BoolVar(&cfg.NoDegrade, "no-degrade", false, "broken variant: never force product reads to the cache while the database is slow")
+	fs.BoolVar(&cfg.DegradeLatched, "degrade-latched", false, "broken variant: the product reads' degrade switch never releases once engaged")
 	fs.BoolVar(&cfg.NoShedder, "no-shedder", false, "broken variant: never shed search load")
 	fs.BoolVar(&cfg.UnboundedRetries, "unbounded-retries", false, "broken variant: retry recommendations without a retry budget")
 	fs.DurationVar(&cfg.SearchCost, "search-cost", 0, "CPU each search burns (default 2ms)")

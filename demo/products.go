@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/demo/store"
@@ -19,7 +20,10 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
 		defer cancel()
-		return s.store.Product(ctx, id)
+		start := time.Now()
+		p, err := s.store.Product(ctx, id)
+		s.dbHealth.Record(time.Since(start), err)
+		return p, err
 	})
 	if err == nil && res.Source != breakerimpl.SourcePrimary {
 		s.degraded.Store(true)

@@ -19,6 +19,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
@@ -70,6 +72,12 @@ type Config struct {
 	// ConsecutiveBreaker trips the database breaker on 3 failures in a row
 	// instead of on the error rate, so scattered errors open it.
 	ConsecutiveBreaker bool
+	// NoDegrade never forces product reads to the cache, however slow the
+	// database answers.
+	NoDegrade bool
+	// DegradeLatched never releases the product reads' degrade switch once
+	// it has engaged.
+	DegradeLatched bool
 	// NoShedder never sheds search load, however hot the CPU.
 	NoShedder bool
 	// UnboundedRetries retries recommendations without a budget.
@@ -128,7 +136,10 @@ type Server struct {
 	store *store.Store
 	log   *slog.Logger
 
-	// Product reads: breaker + last-known-good cache.
+	// Product reads: degrade switch on the p99 + breaker + last-known-good
+	// cache.
+	dbHealth  *health.Score
+	dbDegrade *degrade.Switch
 	dbBreaker *circuitbreaker.Breaker
 	cache     *cache.LastKnownGood[int, store.Product]
 	products  breakerimpl.Pipeline[int, store.Product]
@@ -200,6 +211,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.cache = cache.New[int, store.Product]("cache", 4096, maxStaleness)
 	s.products = breakerimpl.Pipeline[int, store.Product]{
 		FallbackOn: func(err error) bool { return !errors.Is(err, store.ErrNotFound) },
+	}
+	s.dbHealth = newDBHealth()
+	s.dbDegrade = newDBDegrade(s.dbHealth, cfg.DegradeLatched)
+	if !cfg.NoDegrade {
+		s.products.Degrade = s.dbDegrade
 	}
 	if !cfg.NoBreaker {
 		s.products.Breaker = s.dbBreaker

@@ -1,0 +1,62 @@
+package demo
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
+	"github.com/chaoskit/chaoskit/demo/store"
+)
+
+// The product reads' degrade switch: when the database answers, but slowly
+// (its p99 over 100ms for 300ms), reads are served from the cache, which a
+// breaker counting errors would never do. It releases once the p99 of the
+// probes it lets through (one every 200ms) is back under 50ms for 500ms,
+// that is once the slow reads have left the one-second window.
+const (
+	degradeThreshold = 100 * time.Millisecond
+	degradeFor       = 300 * time.Millisecond
+	degradeRelease   = 50 * time.Millisecond
+	degradeHold      = 500 * time.Millisecond
+	degradeProbe     = 200 * time.Millisecond
+)
+
+// newDBHealth scores the product database from the reads that reach it; a
+// missing product is an answer, not a failure.
+func newDBHealth() *health.Score {
+	return health.New(health.Settings{
+		Name:          "db",
+		LatencyTarget: 25 * time.Millisecond, // bins from 0.8ms to 800ms
+		Window:        time.Second,
+		Buckets:       10,
+		Classify: func(err error) breakerimpl.Outcome {
+			if errors.Is(err, store.ErrNotFound) {
+				return breakerimpl.Success
+			}
+			return breakerimpl.DefaultClassifier(err)
+		},
+	})
+}
+
+// newDBDegrade is the switch on the database's p99 read latency.
+// latched is the DegradeLatched variant, broken on purpose: the switch
+// never releases.
+func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
+	release := degradeRelease.Seconds()
+	if latched {
+		release = math.Inf(-1)
+	}
+	return degrade.New(degrade.Settings{
+		Name:          "db-p99",
+		Signal:        func() float64 { return h.Quantile(0.99).Seconds() },
+		Threshold:     degradeThreshold.Seconds(),
+		For:           degradeFor,
+		Release:       release,
+		Hold:          degradeHold,
+		Interval:      50 * time.Millisecond,
+		ProbeInterval: degradeProbe,
+	})
+}
