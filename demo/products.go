@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 	"github.com/chaoskit/chaoskit/demo/store"
 )
 
@@ -25,6 +26,9 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		s.dbHealth.Record(time.Since(start), err)
 		return p, err
 	})
+	if !errors.Is(err, store.ErrNotFound) {
+		prompolicy.Observe(s.metrics.results, "products", res, err)
+	}
 	if err == nil && res.Source != breakerimpl.SourcePrimary {
 		s.degraded.Store(true)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 	"github.com/chaoskit/chaoskit/demo/recommend"
@@ -156,6 +157,7 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 		}
 		return l, err
 	})
+	prompolicy.Observe(s.metrics.results, "recommendations", res, err)
 	h := w.Header()
 	h.Set(HeaderBreaker, rec.breaker.State().String())
 	setSource(h, res, err, "upstream", false)

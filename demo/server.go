@@ -156,6 +156,7 @@ type Server struct {
 
 	rec       *recommendations
 	searching *searching
+	metrics   *metrics
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -236,6 +237,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
+	s.metrics = newMetrics(s)
 	return s, nil
 }
 
@@ -254,7 +256,7 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	m := newMetrics(s)
+	m := s.metrics
 	mux.HandleFunc("GET /products/{id}", m.instrument("product", s.product))
 	mux.HandleFunc("POST /orders", m.instrument("create-order", s.createOrder))
 	mux.HandleFunc("GET /orders/{id}", m.instrument("order", s.order))
