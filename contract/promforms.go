@@ -63,7 +63,7 @@ func MetricNames(expect string) []string {
 // matcher is one label matcher of a selector.
 type matcher struct {
 	name, op, value string
-	re           *regexp.Regexp
+	re              *regexp.Regexp
 }
 
 func (m matcher) matches(labels map[string]any) bool {
