@@ -207,14 +207,15 @@ func windowSamples(all []metricSample, w *window) []metricSample {
 // increaseOf is how much the matching series of family name grew over
 // samples, summed over series, with counter resets (a value that falls)
 // counted as a restart from zero. A series first seen after the first
-// sample started at zero. groupBy, if set, keeps the sums apart by that
-// label (histogram buckets by le).
+// sample started at zero (a labelled child made during the window).
+// groupBy, if set, keeps the sums apart by that label (histogram buckets by
+// le). It returns how many samples it read, zero if no sample holds a
+// matching series.
 func increaseOf(samples []metricSample, name string, sel selector, groupBy string) (map[string]float64, int) {
 	last := map[string]float64{}
 	inc := map[string]float64{}
-	seen := 0
+	found := false
 	for i, s := range samples {
-		found := false
 		s.series(name, func(labels map[string]any, v float64) {
 			if !sel.matches(labels) {
 				return
@@ -241,11 +242,11 @@ func increaseOf(samples []metricSample, name string, sel selector, groupBy strin
 			}
 			last[key] = v
 		})
-		if found {
-			seen++
-		}
 	}
-	return inc, seen
+	if !found {
+		return inc, 0
+	}
+	return inc, len(samples)
 }
 
 // metricCheck is one of increase, rate, max, min, avg and last over a

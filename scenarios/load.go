@@ -650,6 +650,7 @@ func (v *validator) validate() {
 	for i := range sc.Contracts {
 		v.validateContract(i, phases)
 	}
+	v.metricNames()
 }
 
 // checkRate refuses a phase whose load, after --rate-scale, asks for more
@@ -784,6 +785,7 @@ func (v *validator) validateTarget() {
 			v.errorf("$.target.state.interval", "sample at most every 10ms", "state interval %v is too short", s.Interval.D())
 		}
 	}
+	v.validateMetricsProbe(t.Metrics)
 	if t.StopGrace == 0 {
 		t.StopGrace = Duration(DefaultStopGrace)
 	}
