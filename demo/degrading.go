@@ -8,6 +8,8 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
+	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
+	"github.com/chaoskit/chaoskit/breakerimpl/reload"
 	"github.com/chaoskit/chaoskit/demo/store"
 )
 
@@ -59,4 +61,17 @@ func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
 		Interval:      50 * time.Millisecond,
 		ProbeInterval: degradeProbe,
 	})
+}
+
+// watchPolicies applies the policy file at path to the demo's breakers,
+// recommendations retry and in-memory search limiter, now and whenever it
+// changes; a bad edit is logged and the settings in force stay.
+func (s *Server) watchPolicies(path string) (*reload.Watcher, error) {
+	var t reload.Targets
+	t.AddBreaker(s.dbBreaker, s.ordersBreaker, s.rec.breaker)
+	t.AddRetry("recommendations", s.rec.retry)
+	if tb, ok := s.searching.limiter.(*ratelimit.TokenBucket); ok {
+		t.AddLimiter("search", tb)
+	}
+	return reload.Watch(path, &t, reload.WatchSettings{Log: s.log})
 }

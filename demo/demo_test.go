@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -434,5 +435,31 @@ func TestIdempotencyBrokenAnswersANewID(t *testing.T) {
 			t.Errorf("replay answered %s (read %d), the first order is %s", b.ID, read, a.ID)
 		}
 		s.Close()
+	}
+}
+
+// --policies tunes the demo's policies from a YAML file at start; a bad
+// file stops the demo with its line and column.
+func TestPolicies(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/policies.yaml"
+	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\nretries:\n  recommendations:\n    max_retries: 4\nlimiters:\n  search:\n    rate: 10\n"), 0o644)
+	s, err := New(context.Background(), Config{Policies: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := s.dbBreaker.Settings().OpenDuration; d != 3*time.Second {
+		t.Errorf("db breaker open duration %v, want the file's 3s", d)
+	}
+	if n := s.rec.retry.Settings().MaxAttempts; n != 5 {
+		t.Errorf("recommendations attempts %d, want 5", n)
+	}
+	if l := s.searching.limiter.Snapshot().Limit; l != 10 {
+		t.Errorf("search limit %v, want 10", l)
+	}
+	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\n  search:\n    open_duration: 1s\n"), 0o644)
+	if _, err := New(context.Background(), Config{Policies: path}); err == nil || !strings.Contains(err.Error(), path+`:4:3: unknown breaker "search" (known: db, orders-db, recommendations)`) {
+		t.Fatalf("bad policy file: %v", err)
 	}
 }

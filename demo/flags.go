@@ -29,6 +29,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&cfg.Postgres, "postgres", "", "PostgreSQL DSN on loopback to use instead of SQLite, e.g. postgres://postgres@127.0.0.1:5432/shop?sslmode=disable")
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address on loopback that keeps the search rate limit (in-memory fallback while it is away), e.g. 127.0.0.1:6379")
 	fs.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
+	fs.StringVar(&cfg.Policies, "policies", "", "YAML policy file tuning the breakers (db, orders-db, recommendations), the recommendations retry and the search limiter, re-applied when it changes")
 	fs.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
 	fs.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: serve no fallback (no cache copy, no default recommendations)")
 	fs.BoolVar(&cfg.StaleUnbounded, "stale-unbounded", false, "broken variant: serve cache copies of any age, past --max-staleness")

@@ -21,6 +21,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
+	"github.com/chaoskit/chaoskit/breakerimpl/reload"
 	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
@@ -48,6 +49,11 @@ type Config struct {
 	DBTimeout time.Duration
 	// MaxStaleness is the oldest cache copy served; default 30s.
 	MaxStaleness time.Duration
+	// Policies, when set, is a YAML policy file (breakerimpl/reload) that
+	// tunes the breakers (db, orders-db, recommendations), the
+	// recommendations retry and the in-memory search limiter (search),
+	// applied at start and again whenever it changes.
+	Policies string
 
 	// Broken variants, one flag each, used to prove contracts fail.
 
@@ -157,6 +163,7 @@ type Server struct {
 	rec       *recommendations
 	searching *searching
 	metrics   *metrics
+	policies  *reload.Watcher
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -238,12 +245,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
+	if cfg.Policies != "" {
+		if s.policies, err = s.watchPolicies(cfg.Policies); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("--policies: %w", err)
+		}
+	}
 	return s, nil
 }
 
 // Close waits for writes in flight and releases the database.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		if s.policies != nil {
+			s.policies.Close()
+		}
 		s.rec.close()
 		s.searching.close()
 		s.pending.Wait()

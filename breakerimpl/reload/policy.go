@@ -253,12 +253,39 @@ func (c *checker) errorf(path, format string, args ...any) {
 	c.errs = append(c.errs, e)
 }
 
+// unknown reports a policy name no target has, at its key.
 func (c *checker) unknown(path, kind, name string, known []string) {
 	hint := "no " + kind + " is registered"
 	if len(known) > 0 {
 		hint = "known: " + strings.Join(known, ", ")
 	}
-	c.errorf(path, "unknown %s %q (%s)", kind, name, hint)
+	e := &Error{File: c.file, Msg: fmt.Sprintf("unknown %s %q (%s)", kind, name, hint)}
+	e.Line, e.Col = c.keyPosition(path[:strings.LastIndex(path, ".")], name)
+	if e.Line == 0 {
+		e.Line, e.Col = c.position(path)
+	}
+	c.errs = append(c.errs, e)
+}
+
+// keyPosition returns the line and column of key name in the mapping at
+// parent.
+func (c *checker) keyPosition(parent, name string) (int, int) {
+	if c.ast == nil {
+		return 0, 0
+	}
+	yp, err := yaml.PathString(parent)
+	if err != nil {
+		return 0, 0
+	}
+	n, err := yp.FilterFile(c.ast)
+	if m, ok := n.(*ast.MappingNode); ok && err == nil {
+		for _, mv := range m.Values {
+			if tk := mv.Key.GetToken(); mv.Key.String() == name && tk != nil {
+				return tk.Position.Line, tk.Position.Column
+			}
+		}
+	}
+	return 0, 0
 }
 
 // position returns the line and column of the node at a YAML path, or of

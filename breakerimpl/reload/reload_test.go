@@ -109,7 +109,7 @@ func TestBadFilesAreRefusedWhole(t *testing.T) {
 	}{
 		{"unknown field", "breakers:\n  db:\n    open_durration: 2s\n", []string{`policies.yaml:3:5: unknown field "open_durration"`}},
 		{"wrong type", "retries:\n  recommendations:\n    max_retries: many\n", []string{"policies.yaml:3:18:"}},
-		{"unknown policy", "breakers:\n  dbb:\n    open_duration: 2s\n", []string{`policies.yaml:3:5: unknown breaker "dbb" (known: db, orders-db)`}},
+		{"unknown policy", "breakers:\n  dbb:\n    open_duration: 2s\n", []string{`policies.yaml:2:3: unknown breaker "dbb" (known: db, orders-db)`}},
 		{"out of range, and a good entry beside it", "limiters:\n  search:\n    rate: 50\nbreakers:\n  db:\n    error_rate:\n      percent: 150\n  orders-db:\n    consecutive_failures: 0\n",
 			[]string{"policies.yaml:7:16: percent 150: want 0 < percent <= 100", "policies.yaml:9:27: consecutive_failures 0: want 1 or more"}},
 		{"two rules", "breakers:\n  db:\n    error_rate: {percent: 20}\n    consecutive_failures: 2\n", []string{"policies.yaml:4:27: error_rate and consecutive_failures both given"}},
