@@ -14,16 +14,21 @@ import (
 )
 
 // The product reads' degrade switch: when the database answers, but slowly
-// (its p99 over 100ms for 300ms), reads are served from the cache, which a
-// breaker counting errors would never do. It releases once the p99 of the
-// probes it lets through (one every 200ms) is back under 50ms for 500ms,
-// that is once the slow reads have left the one-second window.
+// (the p95 of its reads over 100ms for 300ms), reads are served from the
+// cache, which a breaker counting errors would never do. It releases once
+// the p95 of the probes it lets through (one every 200ms) is back under
+// 50ms for 300ms, that is once the slow reads have left the half-second
+// window. The p95, not the p99: over a window of about 50 reads the p99 is
+// the slowest one, and one read slowed by a busy machine would engage the
+// switch for the whole window.
 const (
+	degradeQuantile  = 0.95
 	degradeThreshold = 100 * time.Millisecond
 	degradeFor       = 300 * time.Millisecond
 	degradeRelease   = 50 * time.Millisecond
-	degradeHold      = 500 * time.Millisecond
+	degradeHold      = 300 * time.Millisecond
 	degradeProbe     = 200 * time.Millisecond
+	degradeWindow    = 500 * time.Millisecond
 )
 
 // newDBHealth scores the product database from the reads that reach it; a
@@ -32,7 +37,7 @@ func newDBHealth() *health.Score {
 	return health.New(health.Settings{
 		Name:          "db",
 		LatencyTarget: 25 * time.Millisecond, // bins from 0.8ms to 800ms
-		Window:        time.Second,
+		Window:        degradeWindow,
 		Buckets:       10,
 		Classify: func(err error) breakerimpl.Outcome {
 			if errors.Is(err, store.ErrNotFound) {
@@ -43,7 +48,7 @@ func newDBHealth() *health.Score {
 	})
 }
 
-// newDBDegrade is the switch on the database's p99 read latency.
+// newDBDegrade is the switch on the database's p95 read latency.
 // latched is the DegradeLatched variant, broken on purpose: the switch
 // never releases.
 func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
@@ -52,8 +57,8 @@ func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
 		release = math.Inf(-1)
 	}
 	return degrade.New(degrade.Settings{
-		Name:          "db-p99",
-		Signal:        func() float64 { return h.Quantile(0.99).Seconds() },
+		Name:          "db-p95",
+		Signal:        func() float64 { return h.Quantile(degradeQuantile).Seconds() },
 		Threshold:     degradeThreshold.Seconds(),
 		For:           degradeFor,
 		Release:       release,

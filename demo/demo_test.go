@@ -218,7 +218,7 @@ func TestMetrics(t *testing.T) {
 		`chaoskit_demo_shedder_cpu_threshold_ratio{shedder="search"} 0.75`,
 		`chaoskit_demo_rate_limiter_limit{kind="token-bucket",limiter="search"} 2000`,
 		`chaoskit_demo_health_healthy{dependency="db"} 1`,
-		`chaoskit_demo_degrade_switch_engaged{switch="db-p99"} 0`,
+		`chaoskit_demo_degrade_switch_engaged{switch="db-p95"} 0`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("metrics lack %q", want)

@@ -142,7 +142,7 @@ type Server struct {
 	store *store.Store
 	log   *slog.Logger
 
-	// Product reads: degrade switch on the p99 + breaker + last-known-good
+	// Product reads: degrade switch on the p95 + breaker + last-known-good
 	// cache.
 	dbHealth  *health.Score
 	dbDegrade *degrade.Switch
