@@ -6,7 +6,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
 )
 
 type row struct {
@@ -44,4 +46,37 @@ func BenchmarkPipelineSuccess(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkPipelineDegrade is BenchmarkPipelineSuccess's serial read with
+// a Degrade guard, against none in the same run: a released degrade
+// switch (one clock read and two atomic loads while no reading is due), or
+// a health score, which also records each call's latency and outcome on
+// its rolling windows.
+func BenchmarkPipelineDegrade(b *testing.B) {
+	score := health.New(health.Settings{})
+	guards := []struct {
+		name string
+		g    breakerimpl.Guard
+	}{
+		{"none", nil},
+		{"switch", degrade.New(degrade.Settings{Threshold: 1, Signal: func() float64 { return 0 }})},
+		{"health-score", score},
+	}
+	ctx := context.Background()
+	for _, gd := range guards {
+		p := breakerimpl.Pipeline[string, row]{
+			Degrade:  gd.g,
+			Breaker:  circuitbreaker.New(circuitbreaker.Settings{}),
+			Fallback: fallback.NewCache[string, row](fallback.CacheSettings{}),
+		}
+		b.Run(gd.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := p.Execute(ctx, "row/1", readRow); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

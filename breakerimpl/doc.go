@@ -25,7 +25,19 @@
 //	breakerimpl/httpx           server middleware (Breaker, Bulkhead, RateLimit, Shed)
 //	                            and client transports (BreakerTransport, WithTimeout,
 //	                            WithRetry, WithHedge)
-//	breakerimpl/prombreaker     Prometheus collector (the core never imports client_golang)
+//	breakerimpl/health          a dependency's health score from p95 latency, error rate
+//	                            and connection health; Healthy() for a fallback transport
+//	breakerimpl/degrade         a switch that forces the fallback while a signal (p99,
+//	                            error rate, health score) stays over a threshold, with
+//	                            hysteresis
+//	breakerimpl/reload          breaker, retry and limiter settings from a YAML file,
+//	                            re-applied when it changes (fsnotify), counts kept
+//	breakerimpl/command         hystrix-go's habits: named, configured commands, Do and
+//	                            Go (a channel of errors)
+//	breakerimpl/prombreaker     Prometheus collector of breakers (the core never imports
+//	                            client_golang)
+//	breakerimpl/prompolicy      Prometheus collectors of every other policy, and of a
+//	                            Pipeline's results by source and reason
 //
 // # Guide
 //
@@ -61,6 +73,19 @@
 // logs them with slog); cb.Snapshot() has the state and lifetime counters;
 // prombreaker.NewCollector exports them.
 //
+// Degrade on measurements, not only on errors: a health.Score (p95
+// latency, error rate, connection health, weighted) or a degrade.Switch on
+// any signal goes in the Pipeline's Degrade field, and refuses with
+// ErrDegraded (Reason "degraded") so that the fallback serves.
+//
+// Tune at run time from a file: reload.Watch(path, &targets, ...) applies
+// a YAML policy file to the breakers, retries and token buckets registered
+// in targets, and again whenever it changes; a bad edit is refused with its
+// file:line:column and the settings in force stay.
+//
+// Coming from hystrix-go: command.ConfigureCommand(name, command.Config{...})
+// and command.Go(ctx, name, run, fallback), whose channel gets the error.
+//
 // Over HTTP: httpx.Breaker(cb, httpx.ServerOptions{}) is middleware for a
 // route (503 and Retry-After while open); httpx.BreakerTransport is a
 // RoundTripper for a client.
@@ -69,12 +94,15 @@
 //
 // Outermost first:
 //
-//	fallback ∘ shed ∘ ratelimit ∘ breaker ∘ bulkhead ∘ timeout ∘ retry ∘ hedge ∘ fn
+//	fallback ∘ shed ∘ ratelimit ∘ degrade ∘ breaker ∘ bulkhead ∘ timeout ∘ retry ∘ hedge ∘ fn
 //
 // The fallback is outermost so it can stand in for any refusal or failure
 // below it. Shedding and rate limiting refuse excess load before it costs
 // anything, and before the breaker counts it (a refusal says nothing about
-// the dependency's health). The breaker sees one outcome per logical call,
+// the dependency's health). A degrade switch or health score sits just
+// outside the breaker: it keeps calls off a dependency that answers but
+// too slowly, which a breaker counting errors never sees, and its refusals
+// are not the breaker's to count. The breaker sees one outcome per logical call,
 // after retries: transient errors that a retry hides do not trip it, and
 // while it is open no attempt at all is made. The bulkhead holds one slot
 // for the whole call, retries included, so the dependency never sees more

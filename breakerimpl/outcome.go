@@ -19,6 +19,10 @@ var (
 	// ErrRejected is returned by a policy that turns calls away to protect
 	// capacity: a bulkhead, rate limiter or load shedder.
 	ErrRejected = errors.New("breakerimpl: call rejected")
+	// ErrDegraded is returned by a guard that keeps calls off a dependency
+	// it judges unhealthy or degraded (a health score under its threshold,
+	// an engaged degrade switch), so that the fallback serves.
+	ErrDegraded = errors.New("breakerimpl: dependency degraded, fallback forced")
 )
 
 // Outcome is what a finished call means to a policy that counts outcomes.
@@ -83,12 +87,15 @@ const (
 	ReasonError
 	// ReasonPanic: the primary panicked (*PanicError).
 	ReasonPanic
+	// ReasonDegraded: a health score or degrade switch kept the call off the
+	// dependency (ErrDegraded).
+	ReasonDegraded
 )
 
-var reasonNames = [...]string{"none", "open", "half-open-full", "rejected", "timeout", "error", "panic"}
+var reasonNames = [...]string{"none", "open", "half-open-full", "rejected", "timeout", "error", "panic", "degraded"}
 
 // String returns the reason code used in headers, logs and metrics: none,
-// open, half-open-full, rejected, timeout, error or panic.
+// open, half-open-full, rejected, timeout, error, panic or degraded.
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
 		return reasonNames[r]
@@ -108,6 +115,8 @@ func ReasonOf(err error) Reason {
 		return ReasonHalfOpenFull
 	case errors.Is(err, ErrRejected):
 		return ReasonRejected
+	case errors.Is(err, ErrDegraded):
+		return ReasonDegraded
 	case errors.Is(err, context.DeadlineExceeded):
 		return ReasonTimeout
 	}

@@ -41,7 +41,7 @@ type Fallback[K comparable, T any] interface {
 
 // Pipeline runs a call through policies in one fixed order, outermost first:
 //
-//	Fallback ∘ Shedder ∘ Limiter ∘ Breaker ∘ Bulkhead ∘ Timeout ∘ Retry ∘ Hedge ∘ fn
+//	Fallback ∘ Shedder ∘ Limiter ∘ Degrade ∘ Breaker ∘ Bulkhead ∘ Timeout ∘ Retry ∘ Hedge ∘ fn
 //
 // (see the package doc for why this order). Every field may be nil: that
 // policy is skipped. A Pipeline holds no state of its own, is safe for
@@ -70,6 +70,10 @@ type Pipeline[K comparable, T any] struct {
 	// *ratelimit.TokenBucket, *ratelimit.SlidingWindow or
 	// *ratelimit.Concurrency.
 	Limiter Guard
+	// Degrade forces the fallback while the dependency is judged unhealthy
+	// or degraded; usually a *degrade.Switch or a *health.Score. It refuses
+	// with breakerimpl.ErrDegraded (Reason "degraded").
+	Degrade Guard
 	// Breaker is usually a *circuitbreaker.Breaker.
 	Breaker Guard
 	// Bulkhead caps the calls running at once; usually a *bulkhead.Bulkhead.
@@ -204,6 +208,12 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 			return v, err
 		}
 	}
+	if d := p.Degrade; d != nil {
+		if g.degrade, err = d.Allow(ctx); err != nil {
+			g.done(err)
+			return v, err
+		}
+	}
 	if b := p.Breaker; b != nil {
 		if g.breaker, err = b.Allow(ctx); err != nil {
 			g.done(err)
@@ -232,13 +242,14 @@ func (p *Pipeline[K, T]) primary(ctx context.Context, fn func(context.Context) (
 // Permit's Done does nothing, so a guard that is not there, or was not
 // asked, costs a nil check.
 type permits struct {
-	shed, limit, breaker, bulkhead Permit
+	shed, limit, degrade, breaker, bulkhead Permit
 }
 
 // done reports the call's error to every guard, innermost first.
 func (g *permits) done(err error) {
 	g.bulkhead.Done(err)
 	g.breaker.Done(err)
+	g.degrade.Done(err)
 	g.limit.Done(err)
 	g.shed.Done(err)
 }

@@ -42,11 +42,11 @@ func (g *recordingGuard) Done(_ breakerimpl.Permit, err error) {
 func TestPipelineAsksGuardsInOrderAndTellsThemInReverse(t *testing.T) {
 	var log []string
 	guards := map[string]*recordingGuard{}
-	for _, n := range []string{"shed", "limit", "breaker", "bulkhead"} {
+	for _, n := range []string{"shed", "limit", "degrade", "breaker", "bulkhead"} {
 		guards[n] = &recordingGuard{name: n, log: &log}
 	}
 	p := breakerimpl.Pipeline[string, int]{
-		Shedder: guards["shed"], Limiter: guards["limit"], Breaker: guards["breaker"], Bulkhead: guards["bulkhead"],
+		Shedder: guards["shed"], Limiter: guards["limit"], Degrade: guards["degrade"], Breaker: guards["breaker"], Bulkhead: guards["bulkhead"],
 		Fallback: fallback.Static[string, int]{Value: -1},
 	}
 	errDB := errors.New("db")
@@ -54,15 +54,15 @@ func TestPipelineAsksGuardsInOrderAndTellsThemInReverse(t *testing.T) {
 		log = append(log, "fn")
 		return 0, errDB
 	})
-	want := []string{"allow shed", "allow limit", "allow breaker", "allow bulkhead", "fn",
-		"done bulkhead db", "done breaker db", "done limit db", "done shed db"}
+	want := []string{"allow shed", "allow limit", "allow degrade", "allow breaker", "allow bulkhead", "fn",
+		"done bulkhead db", "done breaker db", "done degrade db", "done limit db", "done shed db"}
 	if err != nil || res.Value != -1 || res.Reason != breakerimpl.ReasonError || !slices.Equal(log, want) {
 		t.Fatalf("got %+v, %v, log %q; want the fallback and log %q", res, err, log, want)
 	}
 
 	// A guard that refuses is the last asked, and only those outside it
 	// are told, innermost first.
-	order := []string{"shed", "limit", "breaker", "bulkhead"}
+	order := []string{"shed", "limit", "degrade", "breaker", "bulkhead"}
 	for i, refuser := range order {
 		log = nil
 		for _, n := range order {

@@ -120,6 +120,7 @@ func TestReasonOf(t *testing.T) {
 		breakerimpl.ErrOpen:                       breakerimpl.ReasonOpen,
 		breakerimpl.ErrHalfOpenFull:               breakerimpl.ReasonHalfOpenFull,
 		breakerimpl.ErrRejected:                   breakerimpl.ReasonRejected,
+		breakerimpl.ErrDegraded:                   breakerimpl.ReasonDegraded,
 		context.DeadlineExceeded:                  breakerimpl.ReasonTimeout,
 		breakerimpl.NewPanicError("x"):            breakerimpl.ReasonPanic,
 		errors.Join(errDown, breakerimpl.ErrOpen): breakerimpl.ReasonOpen,

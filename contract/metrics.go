@@ -74,8 +74,9 @@ type Bucket struct {
 }
 
 // BreakerBand is one breaker's state over time. From says where it was
-// read: "state samples", or "response header" when the target serves no
-// state endpoint but states its breaker in each response.
+// read: "state samples", "metric samples" (the target's
+// *_circuit_breaker_state metric), or "response header" when the target
+// serves neither but states its breaker in each response.
 type BreakerBand struct {
 	Name  string
 	From  string
@@ -195,6 +196,13 @@ func breakerBands(tl *timeline.Timeline, start time.Time, end time.Duration) []B
 			}
 		}
 	}
+	from := "state samples"
+	if len(names) == 0 {
+		for _, n := range metricBreakerNames(tl) {
+			names[n] = true
+		}
+		from = "metric samples"
+	}
 	var bands []BreakerBand
 	if len(names) > 0 {
 		sorted := make([]string, 0, len(names))
@@ -203,7 +211,7 @@ func breakerBands(tl *timeline.Timeline, start time.Time, end time.Duration) []B
 		}
 		sort.Strings(sorted)
 		for _, n := range sorted {
-			bands = append(bands, BreakerBand{Name: n, From: "state samples", Spans: spans(BreakerSamples(tl, n), start, end)})
+			bands = append(bands, BreakerBand{Name: n, From: from, Spans: spans(BreakerSamples(tl, n), start, end)})
 		}
 		return bands
 	}

@@ -208,7 +208,9 @@ type StateSample struct {
 }
 
 // BreakerSamples returns the sampled states of the named breaker, in time
-// order.
+// order: from the state endpoint's samples, or, when they hold none of
+// it, from the metric samples of NAMESPACE_circuit_breaker_state{breaker,
+// state}.
 func BreakerSamples(tl *timeline.Timeline, name string) []StateSample {
 	var out []StateSample
 	for _, e := range tl.Events {
@@ -218,6 +220,9 @@ func BreakerSamples(tl *timeline.Timeline, name string) []StateSample {
 		if s, ok := BreakerState(e.Data, name); ok {
 			out = append(out, StateSample{e.Time, s})
 		}
+	}
+	if len(out) == 0 { // no state endpoint: the breaker's state metric
+		out = metricBreakerSamples(tl, name)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/chaoskit/chaoskit/demo/recommend"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/chaoskit/chaoskit/demo/recommend"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
 )
@@ -186,6 +189,8 @@ func TestAckBeforeCommitLosesWrites(t *testing.T) {
 	}
 }
 
+// /metrics has breakerimpl's collectors for every policy the demo runs,
+// breaker states as one 0/1 series per state, and names promlint accepts.
 func TestMetrics(t *testing.T) {
 	s, err := New(context.Background(), Config{})
 	if err != nil {
@@ -194,11 +199,40 @@ func TestMetrics(t *testing.T) {
 	defer s.Close()
 	h := s.Handler()
 	get(t, h, "/products/1")
+	get(t, h, "/products/1/recommendations")
 	body := get(t, h, "/metrics").Body.String()
-	for _, want := range []string{`chaoskit_demo_requests_total{code="200",route="product",source="db"} 1`, `chaoskit_demo_breaker_open{breaker="db"} 0`, `chaoskit_demo_cache_entries 1`} {
-		if !strings.Contains(body, want) {
+	for _, want := range []string{
+		`chaoskit_demo_requests_total{code="200",route="product",source="db"} 1`,
+		`chaoskit_demo_cache_entries 1`,
+		`chaoskit_demo_circuit_breaker_state{breaker="db",state="closed"} 1`,
+		`chaoskit_demo_circuit_breaker_state{breaker="db",state="half_open"} 0`,
+		`chaoskit_demo_circuit_breaker_state{breaker="recommendations",state="open"} 0`,
+		`chaoskit_demo_circuit_breaker_state{breaker="orders-db",state="closed"} 1`,
+		`chaoskit_demo_pipeline_results_total{pipeline="products",reason="none",source="primary"} 1`,
+		`chaoskit_demo_pipeline_results_total{pipeline="recommendations",reason="none",source="primary"} 1`,
+		`chaoskit_demo_db_queries_total{kind="product"} 1`,
+		`chaoskit_demo_recommendations_upstream_calls_total 1`,
+		`chaoskit_demo_bulkhead_max_concurrent{bulkhead="recommendations"} 8`,
+		`chaoskit_demo_timeout_seconds{timeout="recommendations"} 0.25`,
+		`chaoskit_demo_retry_budget_ratio{retry="recommendations"} 0.1`,
+		`chaoskit_demo_shedder_cpu_threshold_ratio{shedder="search"} 0.75`,
+		`chaoskit_demo_rate_limiter_limit{kind="token-bucket",limiter="search"} 2000`,
+		`chaoskit_demo_health_healthy{dependency="db"} 1`,
+		`chaoskit_demo_degrade_switch_engaged{switch="db-p95"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if strings.Contains(body, "chaoskit_demo_breaker_open") {
+		t.Error("the hand-made 0/0.5/1 breaker gauge is still exported")
+	}
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
 }
 
@@ -402,5 +436,31 @@ func TestIdempotencyBrokenAnswersANewID(t *testing.T) {
 			t.Errorf("replay answered %s (read %d), the first order is %s", b.ID, read, a.ID)
 		}
 		s.Close()
+	}
+}
+
+// --policies tunes the demo's policies from a YAML file at start; a bad
+// file stops the demo with its line and column.
+func TestPolicies(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/policies.yaml"
+	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\nretries:\n  recommendations:\n    max_retries: 4\nlimiters:\n  search:\n    rate: 10\n"), 0o644)
+	s, err := New(context.Background(), Config{Policies: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := s.dbBreaker.Settings().OpenDuration; d != 3*time.Second {
+		t.Errorf("db breaker open duration %v, want the file's 3s", d)
+	}
+	if n := s.rec.retry.Settings().MaxAttempts; n != 5 {
+		t.Errorf("recommendations attempts %d, want 5", n)
+	}
+	if l := s.searching.limiter.Snapshot().Limit; l != 10 {
+		t.Errorf("search limit %v, want 10", l)
+	}
+	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\n  search:\n    open_duration: 1s\n"), 0o644)
+	if _, err := New(context.Background(), Config{Policies: path}); err == nil || !strings.Contains(err.Error(), path+`:4:3: unknown breaker "search" (known: db, orders-db, recommendations)`) {
+		t.Fatalf("bad policy file: %v", err)
 	}
 }

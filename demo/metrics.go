@@ -8,40 +8,60 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/chaoskit/chaoskit/breakerimpl/prombreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 )
 
-// metrics are the demo's Prometheus metrics, on a registry of its own.
+// MetricsNamespace prefixes every metric the demo exports on /metrics.
+const MetricsNamespace = "chaoskit_demo"
+
+// metrics are the demo's Prometheus metrics, on a registry of its own:
+// breakerimpl's collectors for every policy the demo runs (the breakers'
+// chaoskit_demo_circuit_breaker_state{breaker,state}, the bulkhead,
+// timeout, retry and budget, shedder, limiter, health score and degrade
+// switch), the pipelines' results by source and reason, and the demo's
+// own requests, latencies and dependency calls.
 type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	results  *prompolicy.Results
 }
 
 func newMetrics(s *Server) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+	m := &metrics{reg: prometheus.NewRegistry(), results: prompolicy.NewResults(MetricsNamespace)}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "chaoskit_demo_requests_total",
-		Help: "Requests served, by route, status code and source (db, cache, default, none).",
+		Namespace: MetricsNamespace,
+		Name:      "requests_total",
+		Help:      "Requests served, by route, status code and source (db, cache, default, none).",
 	}, []string{"route", "code", "source"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "chaoskit_demo_request_duration_seconds",
-		Help:    "Request latency by route.",
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		Namespace: MetricsNamespace,
+		Name:      "request_duration_seconds",
+		Help:      "Request latency by route.",
+		Buckets:   []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	}, []string{"route"})
-	breakers := prometheus.NewDesc("chaoskit_demo_breaker_open", "1 when the named breaker is open, 0.5 half-open, 0 closed.", []string{"breaker"}, nil)
-	cacheEntries := prometheus.NewDesc("chaoskit_demo_cache_entries", "Products in the last-known-good cache.", nil, nil)
-	m.reg.MustRegister(m.requests, m.latency, collectors.NewGoCollector(),
-		collectorFunc{descs: []*prometheus.Desc{breakers, cacheEntries}, collect: func(ch chan<- prometheus.Metric) {
-			for name, b := range s.State().Breakers {
-				v := 0.0
-				switch b.State {
-				case "open":
-					v = 1
-				case "half-open":
-					v = 0.5
-				}
-				ch <- prometheus.MustNewConstMetric(breakers, prometheus.GaugeValue, v, name)
-			}
+	policies := prompolicy.New(MetricsNamespace)
+	policies.AddBulkhead(s.rec.bulkhead)
+	policies.AddTimeout(s.rec.timeout)
+	policies.AddRetry(s.rec.retry)
+	policies.AddShedder(s.searching.shedder)
+	policies.AddLimiter(s.searching.limiter)
+	policies.AddHealth(s.dbHealth)
+	policies.AddSwitch(s.dbDegrade)
+	// The calls that reached a dependency: what a breaker or a retry budget
+	// spares it, which no response shows.
+	dbQueries := prometheus.NewDesc(prometheus.BuildFQName(MetricsNamespace, "db", "queries_total"), "Queries that reached the database (faulted ones included), by kind.", []string{"kind"}, nil)
+	upstream := prometheus.NewDesc(prometheus.BuildFQName(MetricsNamespace, "recommendations", "upstream_calls_total"), "Calls that reached the recommendations dependency.", nil, nil)
+	cacheEntries := prometheus.NewDesc(prometheus.BuildFQName(MetricsNamespace, "cache", "entries"), "Products in the last-known-good cache.", nil, nil)
+	m.reg.MustRegister(m.requests, m.latency, m.results, policies, collectors.NewGoCollector(),
+		prombreaker.NewCollector(MetricsNamespace, s.dbBreaker, s.ordersBreaker, s.rec.breaker),
+		collectorFunc{descs: []*prometheus.Desc{dbQueries, upstream, cacheEntries}, collect: func(ch chan<- prometheus.Metric) {
+			calls := s.store.Calls()
+			ch <- prometheus.MustNewConstMetric(dbQueries, prometheus.CounterValue, float64(calls.ProductQueries), "product")
+			ch <- prometheus.MustNewConstMetric(dbQueries, prometheus.CounterValue, float64(calls.OrderWrites), "order_write")
+			ch <- prometheus.MustNewConstMetric(upstream, prometheus.CounterValue, float64(s.rec.upstream.Calls()))
 			ch <- prometheus.MustNewConstMetric(cacheEntries, prometheus.GaugeValue, float64(s.cache.Stats().Entries))
 		}})
 	return m

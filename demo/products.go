@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 	"github.com/chaoskit/chaoskit/demo/store"
 )
 
@@ -19,8 +21,14 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
 		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
 		defer cancel()
-		return s.store.Product(ctx, id)
+		start := time.Now()
+		p, err := s.store.Product(ctx, id)
+		s.dbHealth.Record(time.Since(start), err)
+		return p, err
 	})
+	if !errors.Is(err, store.ErrNotFound) {
+		prompolicy.Observe(s.metrics.results, "products", res, err)
+	}
 	if err == nil && res.Source != breakerimpl.SourcePrimary {
 		s.degraded.Store(true)
 	}

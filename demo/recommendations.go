@@ -17,6 +17,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
+	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 	"github.com/chaoskit/chaoskit/demo/recommend"
@@ -192,6 +193,7 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 	}
 	rec := s.rec
 	res, err := grpcx.Call(req.Context(), rec.client.Get, &recommendpb.GetRequest{ProductId: int64(id)})
+	prompolicy.Observe(s.metrics.results, "recommendations", res, err)
 	h := w.Header()
 	h.Set(HeaderBreaker, rec.breaker.State().String())
 	setSource(h, res, err, "upstream", false)

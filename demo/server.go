@@ -19,6 +19,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
+	"github.com/chaoskit/chaoskit/breakerimpl/reload"
 	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
@@ -46,6 +49,11 @@ type Config struct {
 	DBTimeout time.Duration
 	// MaxStaleness is the oldest cache copy served; default 30s.
 	MaxStaleness time.Duration
+	// Policies, when set, is a YAML policy file (breakerimpl/reload) that
+	// tunes the breakers (db, orders-db, recommendations), the
+	// recommendations retry and the in-memory search limiter (search),
+	// applied at start and again whenever it changes.
+	Policies string
 
 	// Broken variants, one flag each, used to prove contracts fail.
 
@@ -70,6 +78,12 @@ type Config struct {
 	// ConsecutiveBreaker trips the database breaker on 3 failures in a row
 	// instead of on the error rate, so scattered errors open it.
 	ConsecutiveBreaker bool
+	// NoDegrade never forces product reads to the cache, however slow the
+	// database answers.
+	NoDegrade bool
+	// DegradeLatched never releases the product reads' degrade switch once
+	// it has engaged.
+	DegradeLatched bool
 	// NoShedder never sheds search load, however hot the CPU.
 	NoShedder bool
 	// UnboundedRetries retries recommendations without a budget.
@@ -134,7 +148,10 @@ type Server struct {
 	store *store.Store
 	log   *slog.Logger
 
-	// Product reads: breaker + last-known-good cache.
+	// Product reads: degrade switch on the p95 + breaker + last-known-good
+	// cache.
+	dbHealth  *health.Score
+	dbDegrade *degrade.Switch
 	dbBreaker *circuitbreaker.Breaker
 	cache     *cache.LastKnownGood[int, store.Product]
 	products  breakerimpl.Pipeline[int, store.Product]
@@ -151,6 +168,8 @@ type Server struct {
 
 	rec       *recommendations
 	searching *searching
+	metrics   *metrics
+	policies  *reload.Watcher
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -207,6 +226,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.products = breakerimpl.Pipeline[int, store.Product]{
 		FallbackOn: func(err error) bool { return !errors.Is(err, store.ErrNotFound) },
 	}
+	s.dbHealth = newDBHealth()
+	s.dbDegrade = newDBDegrade(s.dbHealth, cfg.DegradeLatched)
+	if !cfg.NoDegrade {
+		s.products.Degrade = s.dbDegrade
+	}
 	if !cfg.NoBreaker {
 		s.products.Breaker = s.dbBreaker
 		s.orderGuard = s.ordersBreaker
@@ -226,12 +250,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
+	s.metrics = newMetrics(s)
+	if cfg.Policies != "" {
+		if s.policies, err = s.watchPolicies(cfg.Policies); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("--policies: %w", err)
+		}
+	}
 	return s, nil
 }
 
 // Close waits for writes in flight and releases the database.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		if s.policies != nil {
+			s.policies.Close()
+		}
 		s.rec.close()
 		s.searching.close()
 		s.pending.Wait()
@@ -244,7 +278,7 @@ func (s *Server) Close() error {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	m := newMetrics(s)
+	m := s.metrics
 	mux.HandleFunc("GET /products/{id}", m.instrument("product", s.product))
 	mux.HandleFunc("POST /orders", m.instrument("create-order", s.createOrder))
 	mux.HandleFunc("GET /orders/{id}", m.instrument("order", s.order))

@@ -406,35 +406,6 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 	return infra("the target's failpoint markers are inert: it was built without failpoint rewriting, so no fault would fire", fix, nil)
 }
 
-// startSampler starts sampling the target's state endpoint, if the
-// scenario has one, and returns the function that stops it.
-func (r *run) startSampler() func() {
-	st := r.sc.Target.State
-	if st == nil {
-		return func() {}
-	}
-	r.sampler = &sampler{url: r.tgt.baseURL + st.Path, client: r.tgt.client,
-		record: func(at time.Time, doc map[string]any, err error) {
-			e := timeline.Event{Time: at, Kind: timeline.State, Phase: r.phase.Load().(string), Data: doc}
-			if err != nil {
-				e.Message = "state sample failed: " + err.Error()
-			}
-			r.event(e)
-		}}
-	ctx, cancel := context.WithCancel(context.Background())
-	tick := time.NewTicker(st.Interval.D())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.sampler.run(ctx, tick.C)
-	}()
-	return func() {
-		cancel()
-		tick.Stop()
-		<-done
-	}
-}
-
 // stopTarget stops a target chaoskit started, SIGTERM then SIGKILL.
 // A run that was stopped (Ctrl-C) gives the target at most
 // interruptedGrace of its stop_grace: the user asked chaoskit to be done.

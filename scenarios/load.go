@@ -658,6 +658,7 @@ func (v *validator) validate() {
 		c := &sc.Contracts[i]
 		c.Position.File, c.Position.Line, c.Position.Column = v.locate(fmt.Sprintf("$.contracts[%d]", i))
 	}
+	v.metricNames()
 }
 
 // checkRate refuses a phase whose load, after --rate-scale, asks for more
@@ -792,6 +793,7 @@ func (v *validator) validateTarget() {
 			v.errorf("$.target.state.interval", "sample at most every 10ms", "state interval %v is too short", s.Interval.D())
 		}
 	}
+	v.validateMetricsProbe(t.Metrics)
 	if t.StopGrace == 0 {
 		t.StopGrace = Duration(DefaultStopGrace)
 	}

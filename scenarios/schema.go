@@ -72,6 +72,10 @@ type Target struct {
 	// State, when set, is sampled during the run and recorded on the
 	// timeline.
 	State *StateProbe `yaml:"state"`
+	// Metrics, when set, is the service's Prometheus metrics endpoint,
+	// sampled during the run and recorded on the timeline, for the
+	// contracts that read metrics.
+	Metrics *MetricsProbe `yaml:"metrics"`
 	// Hits is the path of the service's fault-hit report (inject.HitsHandler);
 	// default /debug/chaoskit/faults.
 	Hits string `yaml:"hits"`
@@ -122,6 +126,16 @@ type Ready struct {
 type StateProbe struct {
 	Path     string   `yaml:"path"`
 	Interval Duration `yaml:"interval"`
+}
+
+// MetricsProbe samples a Prometheus metrics endpoint (the text exposition
+// format) every Interval (default 100ms) during the run. Each sample
+// becomes a metrics event on the timeline holding the families named in
+// Names; left out, Names are those the scenario's contracts read.
+type MetricsProbe struct {
+	Path     string   `yaml:"path"`
+	Interval Duration `yaml:"interval"`
+	Names    []string `yaml:"names"`
 }
 
 // Load describes the traffic chaoskit drives at the target.

@@ -95,6 +95,13 @@ const (
 	// State is a sample of the target's state endpoint: Data is the JSON
 	// document it served (Message, with no Data, when sampling failed).
 	State EventKind = "state"
+	// Metrics is a sample of the target's Prometheus metrics endpoint: Data
+	// is {"metrics": {FAMILY: [{"labels": {NAME: VALUE}, "value": V}]}},
+	// histograms and summaries flattened into their _bucket (le), _sum,
+	// _count and quantile series as the text format writes them, and V a
+	// number or, for NaN and ±Inf, a string (Message, with no Data, when
+	// sampling failed).
+	Metrics EventKind = "metrics"
 	// Process records something the target process did (started, exited).
 	Process EventKind = "process"
 	// RunEnd closes the timeline of a run that finished (in any way).

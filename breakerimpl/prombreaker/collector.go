@@ -8,8 +8,8 @@
 // the breakers' hot paths are untouched. Metrics, each labelled with the
 // breaker's name (namespace prefix omitted here):
 //
-//	circuit_breaker_state{state}            1 for the current state, 0 for the others
-//	circuit_breaker_override{override}      1 for the override in force, 0 for the others
+//	circuit_breaker_state{state}            1 for the current state (closed, open, half_open), 0 for the others
+//	circuit_breaker_override{override}      1 for the override in force (automatic, forced_open, forced_closed), 0 for the others
 //	circuit_breaker_requests_total          calls finished or rejected
 //	circuit_breaker_calls_total{outcome}    success, failure or ignored
 //	circuit_breaker_slow_calls_total        successes counted as failures for being slow
@@ -21,6 +21,7 @@
 package prombreaker
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,10 +93,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{n}, labels...)...)
 		}
 		for _, st := range states {
-			gauge(c.state, boolValue(s.State == st), st.String())
+			gauge(c.state, boolValue(s.State == st), label(st.String()))
 		}
 		for _, ov := range overrides {
-			gauge(c.override, boolValue(s.Override == ov), ov.String())
+			gauge(c.override, boolValue(s.Override == ov), label(ov.String()))
 		}
 		counter(c.requests, s.Requests)
 		counter(c.calls, s.Successes, "success")
@@ -111,6 +112,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.window, float64(s.Window.Rejected), "rejected")
 	}
 }
+
+// label turns a state's name into a label value in Prometheus's snake case:
+// half-open is half_open.
+func label(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
 func boolValue(b bool) float64 {
 	if b {

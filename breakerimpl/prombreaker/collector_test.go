@@ -40,19 +40,19 @@ func TestCollector(t *testing.T) {
 # HELP shop_circuit_breaker_state Circuit breaker state: 1 for the current one.
 # TYPE shop_circuit_breaker_state gauge
 shop_circuit_breaker_state{breaker="db",state="closed"} 0
-shop_circuit_breaker_state{breaker="db",state="half-open"} 0
+shop_circuit_breaker_state{breaker="db",state="half_open"} 0
 shop_circuit_breaker_state{breaker="db",state="open"} 1
 shop_circuit_breaker_state{breaker="search",state="closed"} 0
-shop_circuit_breaker_state{breaker="search",state="half-open"} 0
+shop_circuit_breaker_state{breaker="search",state="half_open"} 0
 shop_circuit_breaker_state{breaker="search",state="open"} 1
 # HELP shop_circuit_breaker_override Operator override: 1 for the one in force (automatic when none).
 # TYPE shop_circuit_breaker_override gauge
 shop_circuit_breaker_override{breaker="db",override="automatic"} 1
-shop_circuit_breaker_override{breaker="db",override="forced-closed"} 0
-shop_circuit_breaker_override{breaker="db",override="forced-open"} 0
+shop_circuit_breaker_override{breaker="db",override="forced_closed"} 0
+shop_circuit_breaker_override{breaker="db",override="forced_open"} 0
 shop_circuit_breaker_override{breaker="search",override="automatic"} 0
-shop_circuit_breaker_override{breaker="search",override="forced-closed"} 0
-shop_circuit_breaker_override{breaker="search",override="forced-open"} 1
+shop_circuit_breaker_override{breaker="search",override="forced_closed"} 0
+shop_circuit_breaker_override{breaker="search",override="forced_open"} 1
 # HELP shop_circuit_breaker_calls_total Outcomes of admitted calls (failures include panics and slow calls).
 # TYPE shop_circuit_breaker_calls_total counter
 shop_circuit_breaker_calls_total{breaker="db",outcome="failure"} 2

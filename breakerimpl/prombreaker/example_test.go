@@ -28,6 +28,6 @@ func ExampleNewCollector() {
 	}
 	// Output:
 	// closed 0
-	// half-open 0
+	// half_open 0
 	// open 1
 }

@@ -58,6 +58,10 @@ const (
 // DefaultBackoff, DefaultMultiplier and DefaultMaxBackoff; a Multiplier
 // below 1 is taken as 1.
 //
+// Jitter is the share of each wait drawn at random: 1 is full jitter, a
+// wait anywhere in [0, ceiling); 0.5 draws it in [ceiling/2, ceiling); zero
+// means 1. A negative Jitter means none: every wait is the ceiling.
+//
 // Retryable decides which errors are worth another attempt; nil means
 // DefaultRetryable. It is not asked when the call's context has ended.
 //
@@ -84,6 +88,7 @@ type Settings struct {
 	Backoff        time.Duration
 	MaxBackoff     time.Duration
 	Multiplier     float64
+	Jitter         float64
 	Retryable      func(error) bool
 	Budget         *Budget
 	AttemptTimeout time.Duration
@@ -154,11 +159,7 @@ type Snapshot struct {
 // concurrent use.
 type Retry struct {
 	name        string
-	maxAttempts int
-	maxElapsed  int64
-	backoff     float64 // nanoseconds
-	maxBackoff  float64
-	multiplier  float64
+	tune        atomic.Pointer[tuning] // what Update may change
 	retryable   func(error) bool
 	budget      *Budget
 	attemptTime *timeout.Timeout
@@ -171,9 +172,20 @@ type Retry struct {
 	budgetDenied atomic.Uint64
 }
 
-// New returns a Retry with the given settings (see Settings for the
-// defaults of zero fields).
-func New(s Settings) *Retry {
+// tuning is the part of a Retry's settings that Update changes, replaced
+// whole so that a call never sees half of an update.
+type tuning struct {
+	maxAttempts int
+	maxElapsed  int64
+	backoff     float64 // nanoseconds
+	maxBackoff  float64
+	multiplier  float64
+	jitter      float64 // in [0, 1]
+	settings    Settings
+}
+
+// newTuning applies the defaults of zero fields to the tunable fields of s.
+func newTuning(s Settings) *tuning {
 	if s.MaxAttempts <= 0 {
 		s.MaxAttempts = DefaultMaxAttempts
 	}
@@ -186,6 +198,23 @@ func New(s Settings) *Retry {
 	if s.Multiplier <= 0 {
 		s.Multiplier = DefaultMultiplier
 	}
+	if s.Jitter == 0 {
+		s.Jitter = 1
+	}
+	return &tuning{
+		maxAttempts: s.MaxAttempts,
+		maxElapsed:  int64(max(s.MaxElapsed, 0)),
+		backoff:     float64(s.Backoff),
+		maxBackoff:  float64(s.MaxBackoff),
+		multiplier:  max(s.Multiplier, 1),
+		jitter:      min(max(s.Jitter, 0), 1),
+		settings:    s,
+	}
+}
+
+// New returns a Retry with the given settings (see Settings for the
+// defaults of zero fields).
+func New(s Settings) *Retry {
 	if s.Retryable == nil {
 		s.Retryable = DefaultRetryable
 	}
@@ -196,22 +225,33 @@ func New(s Settings) *Retry {
 		s.Clock = clock.Default()
 	}
 	r := &Retry{
-		name:        s.Name,
-		maxAttempts: s.MaxAttempts,
-		maxElapsed:  int64(max(s.MaxElapsed, 0)),
-		backoff:     float64(s.Backoff),
-		maxBackoff:  float64(s.MaxBackoff),
-		multiplier:  max(s.Multiplier, 1),
-		retryable:   s.Retryable,
-		budget:      s.Budget,
-		rand:        s.Rand,
-		onEvent:     s.OnEvent,
-		clock:       s.Clock,
+		name:      s.Name,
+		retryable: s.Retryable,
+		budget:    s.Budget,
+		rand:      s.Rand,
+		onEvent:   s.OnEvent,
+		clock:     s.Clock,
 	}
+	r.tune.Store(newTuning(s))
 	if s.AttemptTimeout > 0 {
 		r.attemptTime = timeout.New(timeout.Settings{Name: s.Name, Timeout: s.AttemptTimeout, Clock: s.Clock})
 	}
 	return r
+}
+
+// Settings returns the settings in force, with the defaults of zero
+// fields filled in.
+func (r *Retry) Settings() Settings { return r.tune.Load().settings }
+
+// Update changes the settings at run time: change edits a copy of the
+// settings in force. MaxAttempts, MaxElapsed, Backoff, MaxBackoff,
+// Multiplier and Jitter take effect for the next decision of every call,
+// calls under way included; edits to the other fields are ignored. The
+// counts (retries, give-ups, the budget's window) are kept.
+func (r *Retry) Update(change func(*Settings)) {
+	s := r.tune.Load().settings
+	change(&s)
+	r.tune.Store(newTuning(s))
 }
 
 // Begin starts a call: it counts it in the budget and returns its first
@@ -257,20 +297,21 @@ func (r *Retry) Next(ctx context.Context, a breakerimpl.Attempt, err error) (bre
 // decide returns the wait before the attempt after a, or why there is
 // none. A retry it allows is taken from the budget.
 func (r *Retry) decide(ctx context.Context, a breakerimpl.Attempt, err error) (time.Duration, string) {
+	t := r.tune.Load()
 	switch {
 	case ctx.Err() != nil:
 		return 0, WhyContext
 	case !r.retryable(err):
 		return 0, WhyNotRetryable
-	case a.N >= r.maxAttempts:
+	case a.N >= t.maxAttempts:
 		return 0, WhyAttempts
 	}
-	wait := r.Backoff(a.N)
+	wait := r.backoffOf(t, a.N)
 	if after, ok := RetryAfter(err); ok && after > wait {
 		wait = after
 	}
 	now := r.clock.Nanotime()
-	if r.maxElapsed > 0 && now+int64(wait)-a.Start > r.maxElapsed {
+	if t.maxElapsed > 0 && now+int64(wait)-a.Start > t.maxElapsed {
 		return 0, WhyElapsed
 	}
 	if dl, ok := ctx.Deadline(); ok && !r.clock.Now().Add(wait).Before(dl) {
@@ -282,20 +323,29 @@ func (r *Retry) decide(ctx context.Context, a breakerimpl.Attempt, err error) (t
 	return wait, ""
 }
 
-// Backoff returns a jittered wait after failed attempt n (from 1): random in
-// [0, min(MaxBackoff, Backoff × Multiplier^(n-1))).
-func (r *Retry) Backoff(n int) time.Duration {
-	ceiling := r.maxBackoff
+// Backoff returns a jittered wait after failed attempt n (from 1): with
+// full jitter (the default), random in [0, min(MaxBackoff, Backoff ×
+// Multiplier^(n-1))); with a Jitter j, the ceiling's last share j is drawn
+// at random.
+func (r *Retry) Backoff(n int) time.Duration { return r.backoffOf(r.tune.Load(), n) }
+
+func (r *Retry) backoffOf(t *tuning, n int) time.Duration {
+	ceiling := t.maxBackoff
 	if n < 1 {
 		n = 1
 	}
-	if exp := r.backoff * math.Pow(r.multiplier, float64(n-1)); exp < ceiling {
+	if exp := t.backoff * math.Pow(t.multiplier, float64(n-1)); exp < ceiling {
 		ceiling = exp
 	}
 	if ceiling < 1 {
 		return 0
 	}
-	return time.Duration(r.rand(int64(ceiling)))
+	fixed := ceiling * (1 - t.jitter)
+	random := int64(ceiling - fixed)
+	if random < 1 {
+		return time.Duration(ceiling)
+	}
+	return time.Duration(int64(fixed) + r.rand(random))
 }
 
 func (r *Retry) publish(e Event) {
@@ -312,7 +362,7 @@ func (r *Retry) Snapshot() Snapshot {
 		Retries:      r.retries.Load(),
 		GaveUp:       r.gaveUp.Load(),
 		BudgetDenied: r.budgetDenied.Load(),
-		MaxAttempts:  r.maxAttempts,
+		MaxAttempts:  r.tune.Load().maxAttempts,
 	}
 	if r.budget != nil {
 		s.BudgetWindow = r.budget.Snapshot()
