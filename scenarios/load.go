@@ -1137,13 +1137,40 @@ func (v *validator) catalogReported() bool {
 func catalogHint(err error, cat *inject.Catalog) string {
 	var re *inject.ResolveError
 	if errors.As(err, &re) && len(re.Candidates) == 0 {
-		names := cat.Paths()
+		names := nearFirst(cat.Paths(), re.Name)
 		if len(names) > 6 {
 			names = append(names[:6], "…")
 		}
 		return "the target's failpoints are " + strings.Join(names, ", ")
 	}
 	return ""
+}
+
+// nearFirst orders the catalog so that the failpoints in the package the
+// user named ("store/nosuch" names a package ending in store) come first:
+// a truncated list then still shows the ones the user was after.
+func nearFirst(paths []string, name string) []string {
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
+		return paths
+	}
+	pkg := name[:i]
+	inPkg := func(p string) bool {
+		dir := p[:max(strings.LastIndex(p, "/"), 0)]
+		return dir == pkg || strings.HasSuffix(dir, "/"+pkg)
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if inPkg(p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range paths {
+		if !inPkg(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func isAction(a inject.Action) bool {

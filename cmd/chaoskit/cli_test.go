@@ -34,8 +34,7 @@ func complete(t *testing.T, args ...string) []string {
 }
 
 func TestCompletionValues(t *testing.T) {
-	bundled := []string{"db-errors-open-breaker", "db-timeout-serves-cache", "downstream-latency-bulkhead", "overload-shedding",
-		"partial-failure-error-rate", "recovery-closes-breaker", "retry-storm-budget", "slow-db-degrade-switch", "writes-fail-fast-no-loss"}
+	bundled := bundledNames(t)
 	for _, tt := range []struct {
 		args []string
 		want []string
