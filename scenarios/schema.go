@@ -27,17 +27,17 @@ type Scenario struct {
 	Description string   `yaml:"description"`
 	// Vars are the values ${name} stands for anywhere in the file; --var
 	// name=value overrides them.
-	Vars      map[string]string `yaml:"vars"`
-	Target    Target            `yaml:"target"`
+	Vars   map[string]string `yaml:"vars"`
+	Target Target            `yaml:"target"`
 	// Dependencies are processes chaoskit starts before the target (a
 	// database, a cache) and stops after it; Proxies are TCP proxies it
 	// runs in-process between the target and a dependency, for proxy
 	// faults. See deps.go.
 	Dependencies []Dependency `yaml:"dependencies"`
 	Proxies      []Proxy      `yaml:"proxies"`
-	Load      Load              `yaml:"load"`
-	Phases    []Phase           `yaml:"phases"`
-	Contracts []Contract        `yaml:"contracts"`
+	Load         Load         `yaml:"load"`
+	Phases       []Phase      `yaml:"phases"`
+	Contracts    []Contract   `yaml:"contracts"`
 	// Classify sorts requests into classes for the contracts; Writes says
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`
