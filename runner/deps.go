@@ -189,7 +189,7 @@ func (r *run) initdb(ctx context.Context, d *dependency, initdb, stdout, stderr 
 		return infra(fmt.Sprintf("dependency %s: initdb did not finish within %v", d.name, d.spec.Ready.Timeout.D()), "", nil)
 	}
 	if p.err != nil {
-		return infra(fmt.Sprintf("dependency %s: initdb failed (%v); its last output:\n%s", d.name, p.err, lastLinesOf(p.output.String(), 10)),
+		return infra(fmt.Sprintf("dependency %s: initdb failed (%v); its last output: %s", d.name, p.err, lastLinesOf(p.output.String(), 5)),
 			"see deps/"+d.name+".stderr in the run directory", nil)
 	}
 	return nil
@@ -216,10 +216,10 @@ func (r *run) depReady(ctx context.Context, d *dependency, p *process) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.done:
-			return infra(fmt.Sprintf("dependency %s exited before it was ready (%v); its last output:\n%s", d.name, p.err, lastLinesOf(p.output.String(), 10)),
+			return infra(fmt.Sprintf("dependency %s exited before it was ready (%v); its last output: %s", d.name, p.err, lastLinesOf(p.output.String(), 5)),
 				"see deps/"+d.name+".stderr in the run directory", nil)
 		case <-deadline.C:
-			return infra(fmt.Sprintf("dependency %s was not ready within %v: %v; its last output:\n%s", d.name, timeout, last, lastLinesOf(p.output.String(), 10)),
+			return infra(fmt.Sprintf("dependency %s was not ready within %v: %v; its last output: %s", d.name, timeout, last, lastLinesOf(p.output.String(), 5)),
 				"check dependencies["+d.name+"].ready and its output in deps/ of the run directory", nil)
 		case <-tick.C:
 		}
@@ -383,12 +383,12 @@ func postgresBinDir() string {
 	return dirs[len(dirs)-1]
 }
 
-// lastLinesOf returns the last n lines of s, indented for an error
-// message.
+// lastLinesOf returns the last n lines of a process's output on one line,
+// for an error message, or "(none)".
 func lastLinesOf(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(none)"
 	}
-	return "    " + strings.Join(lines, "\n    ")
+	return lastLines(s, n)
 }

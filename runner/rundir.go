@@ -27,7 +27,7 @@ const (
 // nothing else.
 var runFiles = []string{
 	timeline.FileName, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
-	TargetStdout, TargetStderr, DepsDir, FaultRecord + ".tmp", SummaryFile + ".tmp",
+	TargetStdout, TargetStderr, DepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }
 

@@ -95,7 +95,11 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 			return infra("no free loopback port for the failpoint endpoint", "", err)
 		}
 		ctrl := "127.0.0.1:" + strconv.Itoa(port)
-		argv := append([]string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}, args...)
+		argv := []string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}
+		for _, a := range args {
+			// {port:NAME} points the demo at a dependency or a proxy.
+			argv = append(argv, scenarios.FillPorts(a, r.ports))
+		}
 		proc, err := r.spawn(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl}, "")
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the demo target %s", r.opts.Self), "check that the chaoskit binary exists and is executable", err)
