@@ -152,7 +152,10 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 			ports[n] = p
 		}
 		spec := r.sc.Target.WithPorts(ports)
-		if spec.Failpoints == "" {
+		// A service is given a control endpoint only when the scenario
+		// switches failpoints: one without markers serves none, and
+		// readiness would wait for it in vain.
+		if spec.Failpoints == "" && r.switchesFailpoints() {
 			p, err := freePort()
 			if err != nil {
 				return infra("no free loopback port for the failpoint endpoint", "", err)
@@ -167,7 +170,10 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build -o BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
-		env := []string{"GO_FAILPOINTS_HTTP=" + hostPort(spec.Failpoints)}
+		var env []string
+		if spec.Failpoints != "" {
+			env = append(env, "GO_FAILPOINTS_HTTP="+hostPort(spec.Failpoints))
+		}
 		keys := make([]string, 0, len(cmd.Env))
 		for k := range cmd.Env {
 			keys = append(keys, k)
@@ -184,7 +190,9 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		t.proc = proc
 		t.baseURL = strings.TrimRight(spec.URL, "/")
 		t.hitsURL = t.baseURL + spec.Hits
-		t.setControl(spec.Failpoints)
+		if spec.Failpoints != "" {
+			t.setControl(spec.Failpoints)
+		}
 		t.argv, t.env, t.dir = argv, env, cmd.Dir
 		err = t.waitReady(ctx, proc)
 		if err == nil || ctx.Err() != nil {
@@ -214,6 +222,17 @@ func (r *run) spawn(argv, env []string, dir string) (*process, error) {
 		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: if chaoskit is killed, processes the target started that left its process group may outlive it")
 	}
 	return proc, nil
+}
+
+// switchesFailpoints says whether a phase of the scenario switches a
+// failpoint.
+func (r *run) switchesFailpoints() bool {
+	for _, p := range r.sc.Phases {
+		if p.HasPointFaults() {
+			return true
+		}
+	}
+	return false
 }
 
 // restartTarget starts the target again, as it was started, on the same
