@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -220,4 +224,145 @@ func TestDocsScenarioPutsLatencyOnAMarkerFreeService(t *testing.T) {
 			t.Errorf("without the fault, %q is %s (measured %s): the contract does not see the fault", c.Name, c.Verdict, c.Measured)
 		}
 	}
+}
+
+// badDependency is a scenario whose one dependency is %s, against a demo
+// that would use it.
+const badDependency = `name: bad-dep
+target:
+  demo:
+    args: []
+dependencies:
+  - name: cache
+%s
+load:
+  rate: 10/s
+  requests: [{path: /healthz}]
+phases:
+  - name: p
+    duration: 1s
+`
+
+// TestDependencyThatDoesNotComeUpExits3 checks that a dependency that
+// cannot start, exits before it is ready, or is never ready stops the run
+// with exit 3, one line naming it with the last lines of its output, and
+// no process left behind.
+func TestDependencyThatDoesNotComeUpExits3(t *testing.T) {
+	bin := chaoskitBin(t)
+	t.Parallel()
+	tests := []struct {
+		name, dep string
+		want      []string
+	}{
+		{"exits", `    command:
+      argv: [sh, -c, "echo reading config; echo 'FATAL: bad directive on line 3' >&2; exit 1"]
+    ready: {tcp: "127.0.0.1:{port:cache}"}`,
+			[]string{"dependency cache exited before it was ready (exit status 1)", "reading config", "FATAL: bad directive on line 3"}},
+		{"never ready", `    command:
+      argv: [sh, -c, "echo waiting for nothing; exec sleep 30"]
+    ready: {command: [sh, -c, "echo not yet >&2; exit 1"], timeout: 700ms}`,
+			[]string{"dependency cache was not ready within 700ms", "not yet", "waiting for nothing"}},
+		{"missing program", `    command:
+      argv: [no-such-server-anywhere, --port, "{port:cache}"]`,
+			[]string{"cannot start dependency cache: no-such-server-anywhere is not in PATH"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			res := runBin(t, bin, "run", writeFile(t, dir, "s.yaml", fmt.Sprintf(badDependency, tt.dep)), "--report-dir", out)
+			if res.code != 3 {
+				t.Fatalf("exit %d, want 3\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			oneLineCause(t, res.stderr, tt.want...)
+			assertNoOrphans(t, readTimeline(t, filepath.Join(out, "bad-dep")))
+		})
+	}
+}
+
+func TestNonLoopbackUpstreamIsRefusedAtValidate(t *testing.T) {
+	bin := chaoskitBin(t)
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", `name: off-box
+target:
+  demo:
+    args: [--postgres, "postgres://postgres@127.0.0.1:{port:pg}/postgres"]
+proxies:
+  - name: pg
+    upstream: "db.internal.example:5432"
+load:
+  rate: 10/s
+  requests: [{path: /healthz}]
+phases:
+  - name: p
+    duration: 1s
+    faults: [{proxy: pg, action: down}]
+`)
+	for _, args := range [][]string{{"validate", file}, {"run", file, "--report-dir", filepath.Join(dir, "out")}} {
+		cmd := args[0]
+		res := runBin(t, bin, args...)
+		if res.code != 2 {
+			t.Fatalf("%s: exit %d, want 2\n%s\n%s", cmd, res.code, res.stdout, res.stderr)
+		}
+		if want := "s.yaml:7:15: proxy \"pg\": \"db.internal.example:5432\" is not a loopback address"; !strings.Contains(res.stdout+res.stderr, want) {
+			t.Errorf("%s: output lacks %q:\n%s\n%s", cmd, want, res.stdout, res.stderr)
+		}
+	}
+}
+
+// TestKill9WithDependenciesAndAPausedTargetLeavesNoOrphan kills chaoskit
+// with SIGKILL while Postgres (a dependency, running as another user under
+// root) serves the demo through a proxy and the demo is paused: nothing
+// chaoskit started outlives it.
+func TestKill9WithDependenciesAndAPausedTargetLeavesNoOrphan(t *testing.T) {
+	bin := chaoskitBin(t)
+	requireServers(t)
+	t.Parallel()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "s.yaml", `name: kill9-deps
+target:
+  demo:
+    args: [--postgres, "postgres://postgres@127.0.0.1:{port:pg}/postgres?sslmode=disable"]
+dependencies:
+  - name: db
+    postgres: {}
+proxies:
+  - name: pg
+    upstream: "127.0.0.1:{port:db}"
+load:
+  rate: 20/s
+  requests:
+    - path: /products/{1..50}
+phases:
+  - name: p
+    duration: 20s
+    faults:
+      - {proxy: pg, action: latency, latency: 50ms}
+      - {process: target, action: pause, after: 200ms}
+`)
+	out := filepath.Join(dir, "out")
+	cmd, buf := startChaoskit(t, bin, file, out, "kill9-deps", func(e timeline.Event) bool {
+		return e.Kind == timeline.Process && e.Message == "paused"
+	})
+	below := descendantsOf(cmd.Process.Pid)
+	cmd.Process.Kill()
+	cmd.Wait()
+	// The supervisors, postgres and its backends, and the demo.
+	if len(below) < 5 {
+		t.Errorf("chaoskit had %d processes below it (%v), want at least 5\n%s", len(below), below, buf)
+	}
+	for _, pid := range below {
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(pid) {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d (%s) outlived chaoskit's kill -9", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		}
+	}
+	assertNoOrphans(t, readTimeline(t, filepath.Join(out, "kill9-deps")))
 }
