@@ -95,7 +95,7 @@ func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) *Outcome {
 		}
 	}
 	o.Mix = mix(sc, tl)
-	keys := map[string]string{} // phase/path -> phase/key
+	keys := map[string]string{}  // phase/path -> phase/key
 	proxied := map[string]bool{} // phase/path of proxy faults
 	for _, p := range sc.Phases {
 		for _, f := range p.Faults {
