@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99
+.PHONY: all build demo demo-deps test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99
 
 all: build
 
@@ -54,7 +54,13 @@ demo: build
 
 # inject is a module of its own (what services import): every target that
 # covers the main module's packages covers its packages too.
-vet:
+# The scenarios on real dependencies (scenarios/deps): chaoskit starts
+# PostgreSQL and Redis itself (apt-get install postgresql redis-server), on
+# free loopback ports. make test runs them, and their broken variants, in
+# the end-to-end package (TestDepsScenariosAndTheirBrokenVariants).
+demo-deps: build
+	$(BIN)/chaoskit run scenarios/deps/ --report-dir out/deps --format $(DEMO_FORMATS)
+
 	$(GO) vet ./...
 	cd inject && $(GO) vet ./...
 

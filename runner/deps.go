@@ -75,7 +75,12 @@ func (r *run) startDeps(ctx context.Context) error {
 	if len(r.sc.Dependencies) == 0 {
 		return nil
 	}
-	base := filepath.Join(r.dir, DepsDir)
+	// Absolute: a dependency runs in a directory of its own, and is told
+	// where its data is.
+	base, err := filepath.Abs(filepath.Join(r.dir, DepsDir))
+	if err != nil {
+		return infra("cannot find the run directory", "", err)
+	}
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return infra("cannot create "+base, "", err)
 	}
