@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"os"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
