@@ -94,7 +94,10 @@ func readDepsScenarios(t *testing.T) []depsScenario {
 // scenarios/deps against the correct demo, where every contract must pass,
 // and against its broken variant, where the contracts it breaks must
 // fail. Each run starts its own Postgres or Redis on free ports, so the
-// runs go side by side as far as -parallel allows.
+// runs go side by side as far as -parallel allows, but only with each
+// other: the test itself is not parallel, so the package's parallel tests
+// (the bundled suite's latency and CPU contracts) wait until these are
+// done. The other tests here that start Postgres are not parallel either.
 func TestDepsScenariosAndTheirBrokenVariants(t *testing.T) {
 	bin := chaoskitBin(t)
 	requireServers(t)
@@ -175,7 +178,6 @@ func docsScenario(t *testing.T, name string) string {
 func TestDocsScenarioPutsLatencyOnAMarkerFreeService(t *testing.T) {
 	bin := chaoskitBin(t)
 	requireServers(t)
-	t.Parallel()
 	dir := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "pgservice"), "./testdata/pgservice")
 	build.Dir = repoRoot(t)
@@ -319,7 +321,6 @@ phases:
 func TestKill9WithDependenciesAndAPausedTargetLeavesNoOrphan(t *testing.T) {
 	bin := chaoskitBin(t)
 	requireServers(t)
-	t.Parallel()
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.yaml", `name: kill9-deps
 target:
