@@ -173,3 +173,76 @@ func TestADependencyThatDiesStopsTheRun(t *testing.T) {
 		t.Fatalf("err = %v, want an InfraError naming the dependency and its last output", err)
 	}
 }
+
+func TestWatchExit(t *testing.T) {
+	fake := func() *process {
+		return &process{done: make(chan struct{}), stderr: &tailBuffer{max: 64}, err: errors.New("exit status 2")}
+	}
+	tests := []struct {
+		name string
+		// act changes m and ends its process, then closes done if the
+		// watcher should see no exit.
+		act  func(m *managed, done chan struct{})
+		want string
+	}{
+		{"an exit of its own", func(m *managed, _ chan struct{}) { close(m.proc.done) }, "exit status 2"},
+		{"a planned kill, ready at the same moment", func(m *managed, done chan struct{}) {
+			p := m.proc
+			m.mu.Lock()
+			m.planned = true
+			m.changed()
+			m.mu.Unlock()
+			close(p.done)
+			time.Sleep(10 * time.Millisecond) // the watcher sees both ready
+			close(done)
+		}, ""},
+		{"a restart, then a crash of the new process", func(m *managed, _ chan struct{}) {
+			old := m.proc
+			m.mu.Lock()
+			m.planned = true
+			m.changed()
+			m.mu.Unlock()
+			close(old.done)
+			m.mu.Lock()
+			m.proc, m.planned = fake(), false
+			m.changed()
+			next := m.proc
+			m.mu.Unlock()
+			close(next.done)
+		}, "exit status 2"},
+		{"the phase ends first", func(_ *managed, done chan struct{}) { close(done) }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 20 { // the race between the two channels, many times
+				m := newManaged("target", fake(), time.Second, nil)
+				done := make(chan struct{})
+				got := make(chan error, 1)
+				go func() { got <- watchExit(m, done) }()
+				tt.act(m, done)
+				err := <-got
+				if (err == nil) != (tt.want == "") || (err != nil && err.Error() != tt.want) {
+					t.Fatalf("watchExit = %v, want %q", err, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// A watcher that looked before a planned kill and selects after it finds
+// both the change and the exit ready; it must not take the exit for a
+// crash, whichever the select picks.
+func TestWatchOnceAfterAPlannedKill(t *testing.T) {
+	for range 50 {
+		m := newManaged("target", &process{done: make(chan struct{}), stderr: &tailBuffer{max: 64}}, time.Second, nil)
+		p, planned, swapped := m.current()
+		m.mu.Lock()
+		m.planned = true
+		m.changed()
+		m.mu.Unlock()
+		close(p.done)
+		if again, err := watchOnce(m, p, planned, swapped, nil); err != nil || !again {
+			t.Fatalf("watchOnce = %v, %v; want no exit, and a look again", err, again)
+		}
+	}
+}

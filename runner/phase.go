@@ -232,22 +232,36 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 func watchExit(m *managed, done <-chan struct{}) error {
 	for {
 		p, planned, swapped := m.current()
-		if planned {
-			select {
-			case <-done:
-				return nil
-			case <-swapped:
-				continue
-			}
+		if again, err := watchOnce(m, p, planned, swapped, done); !again {
+			return err
 		}
+	}
+}
+
+// watchOnce waits on one look at m (p, planned, swapped, as m.current
+// gave them) and says how it ended: an exit of p's own, or nothing, or
+// again when m changed and must be looked at anew.
+func watchOnce(m *managed, p *process, planned bool, swapped <-chan struct{}, done <-chan struct{}) (again bool, err error) {
+	if planned {
 		select {
 		case <-done:
-			return nil
+			return false, nil
 		case <-swapped:
-			continue
-		case <-p.done:
-			return errors.New(p.exitDescription())
+			return true, nil
 		}
+	}
+	select {
+	case <-done:
+		return false, nil
+	case <-swapped:
+		return true, nil
+	case <-p.done:
+		// Both may be ready at once: the exit counts only if it was not
+		// planned meanwhile and the process is still the current one.
+		if cur, planned, _ := m.current(); cur != p || planned {
+			return true, nil
+		}
+		return false, errors.New(p.exitDescription())
 	}
 }
 

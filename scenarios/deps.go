@@ -340,7 +340,7 @@ func (v *validator) validateProxyFault(fat string, f *Fault) bool {
 }
 
 // validateProcessFault checks a process fault and fills in Path and Term.
-func (v *validator) validateProcessFault(fat string, f *Fault, phase time.Duration) bool {
+func (v *validator) validateProcessFault(fat string, f *Fault) bool {
 	if f.Point != "" {
 		v.errorf(fat, "split it into one fault per source", "a fault names one of point, proxy or process")
 		return false

@@ -1074,7 +1074,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 				continue
 			}
 		case ProcessKind:
-			if !v.validateProcessFault(fat, f, p.Duration.D()) {
+			if !v.validateProcessFault(fat, f) {
 				continue
 			}
 		}
