@@ -52,8 +52,6 @@ DEMO_FORMATS := table,json,junit,markdown,html
 demo: build
 	$(BIN)/chaoskit run scenarios/ --report-dir out --format $(DEMO_FORMATS)
 
-# inject is a module of its own (what services import): every target that
-# covers the main module's packages covers its packages too.
 # The scenarios on real dependencies (scenarios/deps): chaoskit starts
 # PostgreSQL and Redis itself (apt-get install postgresql redis-server), on
 # free loopback ports. make test runs them, and their broken variants, in
@@ -61,6 +59,9 @@ demo: build
 demo-deps: build
 	$(BIN)/chaoskit run scenarios/deps/ --report-dir out/deps --format $(DEMO_FORMATS)
 
+# inject is a module of its own (what services import): every target that
+# covers the main module's packages covers its packages too.
+vet:
 	$(GO) vet ./...
 	cd inject && $(GO) vet ./...
 
