@@ -73,6 +73,11 @@ phases:
 
 func depsRun(t *testing.T, faults, depEnv string) (*Result, error) {
 	t.Helper()
+	return depsRunCtx(t, context.Background(), faults, depEnv)
+}
+
+func depsRunCtx(t *testing.T, ctx context.Context, faults, depEnv string) (*Result, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +91,7 @@ func depsRun(t *testing.T, faults, depEnv string) (*Result, error) {
 	// The supervisors are this race-enabled test binary, whose runtime
 	// waits 1s at exit for late race reports: a kill would take that long.
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	return Run(context.Background(), sc, Options{Dir: filepath.Join("out", "run"), Self: "unused"})
+	return Run(ctx, sc, Options{Dir: filepath.Join("out", "run"), Self: "unused"})
 }
 
 // events returns the run's events of kind k, as "message point" lines.
@@ -154,9 +159,8 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 	}
 	for _, e := range tl.Events {
 		if e.Kind == timeline.Process && e.Message == "started" {
-			pid, _ := e.Data["pid"].(int)
-			if syscall.Kill(pid, 0) == nil {
-				t.Errorf("process %d outlived the run", pid)
+			if pid, _ := e.Data["pid"].(int); pid <= 0 || syscall.Kill(pid, 0) == nil {
+				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
 	}
@@ -243,6 +247,50 @@ func TestWatchOnceAfterAPlannedKill(t *testing.T) {
 		close(p.done)
 		if again, err := watchOnce(m, p, planned, swapped, nil); err != nil || !again {
 			t.Fatalf("watchOnce = %v, %v; want no exit, and a look again", err, again)
+		}
+	}
+}
+
+func TestTerminateAndRestart(t *testing.T) {
+	res, err := depsRun(t, `      - {process: dep, action: restart, after: 200ms}
+      - {process: target, action: terminate, after: 600ms, for: 200ms}`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(events(res.Timeline, timeline.FaultOn, timeline.FaultOff, timeline.Process), "\n")
+	for _, want := range []string{
+		"fault_on process/dep\nprocess started dep\nprocess restarted dep\nfault_off process/dep",
+		"process terminated target\nfault_on process/target",
+		"process restarted target\nfault_off process/target",
+	} {
+		if !strings.Contains(strings.ReplaceAll(got, "process terminated dep\n", ""), want) {
+			t.Errorf("no %q among the events:\n%s", want, got)
+		}
+	}
+}
+
+// An interrupted run switches its proxy fault off, continues its paused
+// target, and stops everything it started.
+func TestInterruptRollsBackProxyAndProcessFaults(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(700*time.Millisecond, cancel)
+	res, err := depsRunCtx(t, ctx, `      - {proxy: px, action: timeout, after: 100ms}
+      - {process: target, action: pause, after: 300ms}`, "")
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("err = %v, want ErrInterrupted", err)
+	}
+	got := strings.Join(events(res.Timeline, timeline.FaultOff, timeline.Process), "\n")
+	for _, want := range []string{"fault_off proxy/px", "fault_off process/target", "process continued target", "process stopped dep"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q among the events:\n%s", want, got)
+		}
+	}
+	for _, e := range res.Timeline.Events {
+		if e.Kind == timeline.Process && e.Message == "started" {
+			if pid, _ := e.Data["pid"].(int); pid <= 0 || syscall.Kill(pid, 0) == nil {
+				t.Errorf("process %v outlived the run", e.Data["pid"])
+			}
 		}
 	}
 }
