@@ -75,6 +75,7 @@ func (r *run) startDeps(ctx context.Context) error {
 	if len(r.sc.Dependencies) == 0 {
 		return nil
 	}
+	sweepOutside()
 	// Absolute: a dependency runs in a directory of its own, and is told
 	// where its data is.
 	base, err := filepath.Abs(filepath.Join(r.dir, DepsDir))
@@ -333,7 +334,7 @@ func dataDir(base, name string, creds *syscall.Credential) (data, outside string
 			}
 		}
 		if !traversable(filepath.Dir(filepath.Dir(base))) {
-			if outside, err = os.MkdirTemp("", "chaoskit-"+name+"-"); err != nil {
+			if outside, err = os.MkdirTemp("", outsidePrefix(os.Getpid())+name+"-"); err != nil {
 				return "", "", err
 			}
 			if err := os.Chmod(outside, 0o711); err != nil {
@@ -351,6 +352,30 @@ func dataDir(base, name string, creds *syscall.Credential) (data, outside string
 		}
 	}
 	return data, outside, nil
+}
+
+// outsidePrefix starts the name of a data directory made outside the run
+// directory by chaoskit process pid: a chaoskit killed with SIGKILL cannot
+// remove it, so the next run with dependencies removes those whose
+// process is gone (sweepOutside).
+func outsidePrefix(pid int) string { return "chaoskit-dep-" + strconv.Itoa(pid) + "-" }
+
+// sweepOutside removes the data directories that chaoskit processes now
+// gone made outside their run directories.
+func sweepOutside() {
+	entries, _ := os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "chaoskit-dep-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not one of chaoskit's, or its process is alive
+		}
+		_ = os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+	}
 }
 
 // traversable reports whether every directory from dir up to / may be

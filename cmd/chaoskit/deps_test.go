@@ -366,4 +366,24 @@ phases:
 		}
 	}
 	assertNoOrphans(t, readTimeline(t, filepath.Join(out, "kill9-deps")))
+	// The run directory is in this test's 0700 temporary directory, out of
+	// the postgres user's reach, so the data was kept in the system's
+	// temporary directory, which a killed chaoskit cannot remove: the next
+	// run with a dependency does.
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("chaoskit-dep-%d-db-*", cmd.Process.Pid)))
+	if len(left) != 1 {
+		t.Errorf("the killed run's data outside the run directory: %v, want one directory", left)
+	}
+	res := runBin(t, bin, "run", writeFile(t, dir, "next.yaml", fmt.Sprintf(badDependency, `    command:
+      argv: [sh, -c, "exit 1"]
+    ready: {tcp: "127.0.0.1:{port:cache}"}`)), "--report-dir", filepath.Join(dir, "next"))
+	if res.code != 3 {
+		t.Fatalf("the next run: exit %d, want 3\n%s", res.code, res.stderr)
+	}
+	for _, d := range left {
+		if _, err := os.Stat(d); err == nil {
+			os.RemoveAll(d)
+			t.Errorf("the next run did not remove %s, left by the killed one", d)
+		}
+	}
 }
