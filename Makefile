@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99 proto
+.PHONY: all build demo demo-deps test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99 proto
 
 all: build
 
@@ -62,8 +62,18 @@ DEMO_FORMATS := table,json,junit,markdown,html
 demo: build
 	$(BIN)/chaoskit run scenarios/ --report-dir out --format $(DEMO_FORMATS)
 
+# The scenarios on real dependencies (scenarios/deps): chaoskit starts
+# PostgreSQL and Redis itself (apt-get install postgresql redis-server), on
+# free loopback ports. make test runs them, and their broken variants, in
+# the end-to-end package (TestDepsScenariosAndTheirBrokenVariants).
+demo-deps: build
+	$(BIN)/chaoskit run scenarios/deps/ --report-dir out/deps --format $(DEMO_FORMATS)
+
+# inject is a module of its own (what services import): every target that
+# covers the main module's packages covers its packages too.
 vet:
 	$(GO) vet ./...
+	cd inject && $(GO) vet ./...
 
 # The end-to-end package runs alone, after the others: its contracts judge
 # latencies, which CPU-heavy unit tests running beside it would distort.
@@ -79,6 +89,7 @@ unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
 	$(GO) test -count=1 ./breakerimpl/...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$')
+	cd inject && $(GO) test -race -count=1 ./...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
 	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); status=0; \
 	$(FI_TEST_ENV) $(GO) test -toolexec=$(BIN)/failpoint-toolexec -race -count=1 $(FI_TESTS) || status=$$?; \
@@ -110,14 +121,14 @@ clean:
 fuzz: $(BIN)/failpoint-toolexec
 	@set -e; mkdir -p $(FI_CACHE)/gocache; scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); trap 'rm -rf $$scratch' EXIT; \
 	fi_pkgs=" $$($(GO) list $(FI_TESTS) | tr '\n' ' ')"; \
-	for pkg in $$($(GO) list ./...); do \
+	for pkg in $$($(GO) list ./...) $$(cd inject && $(GO) list ./...); do \
 		env=""; flags=""; \
 		case "$$fi_pkgs" in *" $$pkg "*) env="$(FI_TEST_ENV)"; flags="-toolexec=$(BIN)/failpoint-toolexec";; esac; \
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-		for f in $$(env $$env $(GO) test $$flags -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+		for f in $$(cd $$dir && env $$env $(GO) test $$flags -list '^Fuzz' . | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f ($(FUZZTIME))"; \
 			before=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | sort); \
-			status=0; env $$env $(GO) test $$flags -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg >$$scratch/log 2>&1 || status=$$?; \
+			status=0; (cd $$dir && env $$env $(GO) test $$flags -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) .) >$$scratch/log 2>&1 || status=$$?; \
 			cat $$scratch/log; \
 			if [ $$status -ne 0 ]; then \
 				after=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | sort); \
@@ -137,7 +148,7 @@ gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
 	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r -n1 dirname | sort -u); \
 	[ -n "$$dirs" ] || { echo "no go-fuzz targets (files with //go:build gofuzz)" >&2; exit 1; }; \
 	for dir in $$dirs; do \
-		pkg=$$($(GO) list $$dir); work=$(CACHE)/gofuzz/$$(echo $$pkg | tr / _); mkdir -p $$work; \
+		pkg=$$(cd $$dir && $(GO) list .); work=$(CACHE)/gofuzz/$$(echo $$pkg | tr / _); mkdir -p $$work; \
 		if [ ! -f $$work/fuzz.zip ] || [ -n "$$(find . -name '*.go' -newer $$work/fuzz.zip -print -quit)" ] || [ go.sum -nt $$work/fuzz.zip ]; then \
 			echo "== go-fuzz-build $$pkg"; \
 			$(BIN)/go-fuzz-build -preserve $(GOFUZZ_PRESERVE) -o $$work/fuzz.zip $$pkg; \

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
+	github.com/chaoskit/chaoskit/inject v0.0.0-00010101000000-000000000000
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/creack/pty v1.1.24
@@ -102,3 +103,7 @@ tool (
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	google.golang.org/protobuf/cmd/protoc-gen-go
 )
+
+// inject is a module of its own (what services import), unpublished:
+// the main module builds it from this tree.
+replace github.com/chaoskit/chaoskit/inject => ./inject

@@ -246,7 +246,30 @@ func (w *window) violation(i int) Violation {
 
 func (w *window) requestViolation(r *timeline.Request, c Class, src string) Violation {
 	return Violation{Seq: r.Seq, Time: r.Time, Offset: r.Time.Sub(w.start), Target: r.Target, Status: r.Status,
-		Latency: r.Latency, Class: c, Source: src, Error: r.Error, Faults: faultsAt(w.faults, r.Time)}
+		Latency: r.Latency, Class: c, Source: src, Error: r.Error, Faults: faultLabelsAt(w.faults, r.Time)}
+}
+
+// faultLabelsAt names the faults that were on at t as evidence shows them:
+// a failpoint by its path, a proxy or process fault by what it does
+// ("proxy postgres latency 300ms ±50ms"), sorted.
+func faultLabelsAt(spans []FaultSpan, t time.Time) []string {
+	var out []string
+	for i := range spans {
+		if spans[i].activeAt(t) {
+			out = append(out, spans[i].Label())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Label is how evidence names the fault: a failpoint by its path, a proxy
+// or process fault (point proxy/NAME or process/NAME) by its description.
+func (f FaultSpan) Label() string {
+	if f.Term != "" && (strings.HasPrefix(f.Point, "proxy/") || strings.HasPrefix(f.Point, "process/")) {
+		return f.Term
+	}
+	return f.Point
 }
 
 func canonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }

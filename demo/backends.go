@@ -99,7 +99,7 @@ func newSearchLimiter(cfg Config) (searchLimiter, func(), error) {
 		Rate: xrate.Limit(rate), Burst: burst,
 		Settings: redislimit.Settings{Name: "search", Prefix: "chaoskit-demo:search:", OnEvent: redislimit.LogEvents(cfg.Log)},
 	})
-	l := &redisSearchLimiter{Guard: tb.Key("all"), tb: tb}
+	l := &redisSearchLimiter{Guard: tb.Key("all"), tb: tb, failOpen: cfg.RedisFallbackOpen}
 	return l, func() { tb.Close(); client.Close() }, nil
 }
 
@@ -108,6 +108,18 @@ func newSearchLimiter(cfg Config) (searchLimiter, func(), error) {
 type redisSearchLimiter struct {
 	*redislimit.Guard
 	tb *redislimit.TokenBucket
+	// failOpen is the RedisFallbackOpen variant.
+	failOpen bool
+}
+
+// Allow is the Guard's, except that the RedisFallbackOpen variant admits
+// what the in-memory fallback refuses.
+func (l *redisSearchLimiter) Allow(ctx context.Context) (breakerimpl.Permit, error) {
+	p, err := l.Guard.Allow(ctx)
+	if l.failOpen && errors.Is(err, ratelimit.ErrLimited) && l.backend() == redislimit.InMemory.String() {
+		return breakerimpl.Permit{}, nil
+	}
+	return p, err
 }
 
 // Snapshot reports the Redis limiter in the State's terms (Available is

@@ -162,3 +162,33 @@ func TestBackendFlagsMustBeLoopback(t *testing.T) {
 		}
 	}
 }
+
+// The broken variant limits in Redis, and admits everything once the limit
+// falls back to memory.
+func TestRedisFallbackOpenVariant(t *testing.T) {
+	r := testserver.StartRedis(t)
+	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 50, SearchCost: time.Microsecond, NoShedder: true, RedisFallbackOpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	flood := func() (limited int, where string) {
+		for range 100 {
+			rec := get(t, h, "/search?q=item")
+			where = rec.Header().Get(HeaderLimiter)
+			if rec.Code == http.StatusTooManyRequests {
+				limited++
+			}
+		}
+		return limited, where
+	}
+	if n, where := flood(); n == 0 || where != "redis" {
+		t.Fatalf("in Redis: %d of 100 searches at once limited, limiter in %q; want some, in redis", n, where)
+	}
+	r.Kill()
+	get(t, h, "/search?q=item") // finds Redis gone
+	if n, where := flood(); n != 0 || where != "memory" {
+		t.Fatalf("Redis away: %d of 100 searches limited, limiter in %q; the broken variant limits none, in memory", n, where)
+	}
+}

@@ -49,6 +49,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
 	fs.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
 	fs.BoolVar(&cfg.IdempotencyBroken, "idempotency-broken", false, "broken variant: answer a replayed order with a new id instead of the first order")
+	fs.BoolVar(&cfg.RedisFallbackOpen, "redis-fallback-open", false, "broken variant: while Redis is away, admit every search instead of limiting in memory")
 	fs.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find ("+strings.Join(slices.Sorted(maps.Keys(Bugs)), ", ")+")")
 	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "log every degradation, not only failures")
 }

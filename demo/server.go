@@ -102,6 +102,9 @@ type Config struct {
 	// before) with the order built from the replay, a new id that was never
 	// stored, instead of the order the key first created.
 	IdempotencyBroken bool
+	// RedisFallbackOpen admits every search while the Redis limiter is
+	// in memory (Redis away), instead of limiting there.
+	RedisFallbackOpen bool
 	// Bug plants a named bug for fuzzing to find; see Bugs.
 	Bug string
 	// Log receives structured logs; nil discards them.

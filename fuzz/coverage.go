@@ -23,7 +23,8 @@ type Coverage struct {
 type FaultCoverage struct {
 	Key string `json:"fault"`
 	// Scheduled counts the faults of that kind in the schedules run; Fired
-	// those whose marker fired while on; Hits the marker's firings.
+	// those whose marker fired while on; Hits the marker's firings (for a
+	// proxy fault, which has no marker, the times it was switched on).
 	Scheduled int   `json:"scheduled"`
 	Fired     int   `json:"fired"`
 	Hits      int64 `json:"hits"`
@@ -46,7 +47,7 @@ func NewCoverage(sc *scenarios.Scenario) *Coverage {
 	c := &Coverage{byKey: map[string]*FaultCoverage{}, byName: map[string]*InvariantCoverage{}}
 	for _, ff := range sc.Fuzz.Faults {
 		for _, a := range ff.Actions {
-			c.fault(ff.Point + "=" + a)
+			c.fault(ff.Name() + "=" + a)
 		}
 	}
 	for _, ct := range sc.Contracts {

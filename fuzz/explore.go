@@ -85,8 +85,8 @@ func Singles(fz *scenarios.FaultSpace) []Combo {
 	for i := range fz.Faults {
 		ff := &fz.Faults[i]
 		for _, a := range ff.Actions {
-			f := Fault{Point: ff.Point, Path: ff.Path, Action: inject.Action(a), Value: strongest(ff, inject.Action(a))}
-			if ff.Probability.Max < 1 {
+			f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Action: inject.Action(a), Value: strongest(ff, inject.Action(a))}
+			if ff.Probability.Max < 1 && f.hasProbability() {
 				f.Probability = ff.Probability.Max
 			}
 			out = append(out, Combo{f})

@@ -100,9 +100,11 @@ func draw(fz *scenarios.FaultSpace, ch chooser) Schedule {
 }
 
 func drawFault(ch chooser, ff *scenarios.FuzzFault, d time.Duration) Fault {
-	f := Fault{Point: ff.Point, Path: ff.Path, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
+	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
 	f.Value = valueFor(ch, ff, f.Action)
-	f.Probability = probabilityIn(ch, ff.Probability)
+	if p := probabilityIn(ch, ff.Probability); f.hasProbability() {
+		f.Probability = p // drawn either way, so that the choices after it stay put
+	}
 	// Half the faults cover their whole phase; the others start somewhere
 	// in its first half and last a while, possibly to its end.
 	if ch.intn(2) == 1 {

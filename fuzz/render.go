@@ -37,6 +37,8 @@ func Render(base *scenarios.Scenario, s Schedule, name, comment string) ([]byte,
 			it.Value = name
 		case "target":
 			it.Value = absTarget(it.Value, dir)
+		case "dependencies":
+			it.Value = absDependencies(it.Value, dir)
 		case "load":
 			it.Value = renderLoad(it.Value, base, s, dir)
 		case "contracts":
@@ -133,6 +135,30 @@ func absTarget(v any, dir string) any {
 	return t
 }
 
+// absDependencies makes each dependency command's dir absolute, as
+// absTarget does the target's.
+func absDependencies(v any, dir string) any {
+	deps, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	for i, d := range deps {
+		m, ok := d.(yaml.MapSlice)
+		if !ok {
+			continue
+		}
+		for j := range m {
+			if key(m[j]) == "command" {
+				// absTarget's command rule, on a one-field target.
+				t := absTarget(yaml.MapSlice{{Key: "command", Value: m[j].Value}}, dir).(yaml.MapSlice)
+				m[j].Value = t[0].Value
+			}
+		}
+		deps[i] = m
+	}
+	return deps
+}
+
 func renderLoad(v any, base *scenarios.Scenario, s Schedule, dir string) any {
 	l, ok := v.(yaml.MapSlice)
 	if !ok {
@@ -169,7 +195,14 @@ func renderPhases(s Schedule) []any {
 			fs := make([]any, len(p.Faults))
 			for j, f := range p.Faults {
 				fm := yaml.MapSlice{{Key: "point", Value: f.Point}, {Key: "action", Value: string(f.Action)}}
-				if f.Value != "" {
+				switch {
+				case f.Proxy != "":
+					// A proxy fault gives its setting by name.
+					fm[0] = yaml.MapItem{Key: "proxy", Value: f.Proxy}
+					if f.Value != "" {
+						fm = append(fm, yaml.MapItem{Key: "latency", Value: f.Value})
+					}
+				case f.Value != "":
 					fm = append(fm, yaml.MapItem{Key: "value", Value: strings.ReplaceAll(f.Value, "$", "$$")})
 				}
 				if f.Probability > 0 && f.Probability < 1 {

@@ -23,10 +23,12 @@ import (
 
 // Fault is one fault of a schedule.
 type Fault struct {
-	// Point is the failpoint as the fault space names it; Path its full
-	// path.
+	// Point is the failpoint as the fault space names it, or proxy/NAME
+	// for a proxy fault; Path its full path (proxy/NAME).
 	Point string
 	Path  string
+	// Proxy names the proxy of a proxy fault; empty for a failpoint.
+	Proxy string
 	// Action and Value are what the fault does (see inject.Fault).
 	Action inject.Action
 	Value  string
@@ -61,6 +63,10 @@ func (f Fault) String() string {
 	}
 	return b.String()
 }
+
+// hasProbability says whether the fault can act on a share of the
+// traffic: a proxy that is down is down for every connection.
+func (f Fault) hasProbability() bool { return !(f.Proxy != "" && f.Action == "down") }
 
 // window returns when the fault is on, as offsets into a phase of length d.
 func (f Fault) window(d time.Duration) (on, off time.Duration) {
@@ -197,8 +203,15 @@ func Extract(sc *scenarios.Scenario) Schedule {
 	for _, p := range sc.Phases {
 		ph := Phase{Name: p.Name, Duration: p.Duration.D()}
 		for _, f := range p.Faults {
-			ph.Faults = append(ph.Faults, Fault{Point: f.Point, Path: f.Path, Action: inject.Action(f.Action), Value: f.Value,
-				Probability: f.Probability, After: f.After.D(), For: f.For.D()})
+			ff := Fault{Point: f.Point, Path: f.Path, Action: inject.Action(f.Action), Value: f.Value,
+				Probability: f.Probability, After: f.After.D(), For: f.For.D()}
+			if f.Kind() == scenarios.ProxyKind {
+				ff.Point, ff.Proxy = f.Path, f.Proxy
+				if f.Action == "latency" {
+					ff.Value = f.Latency.D().String()
+				}
+			}
+			ph.Faults = append(ph.Faults, ff)
 		}
 		s.Phases = append(s.Phases, ph)
 	}

@@ -242,6 +242,9 @@ func (sh *Shrinker) spaceFault(path string) *scenarios.FuzzFault {
 
 func (sh *Shrinker) lowerProbability(s Schedule) []candidate {
 	return eachFault(s, func(f *Fault) string {
+		if !f.hasProbability() {
+			return ""
+		}
 		p := f.Probability
 		if p == 0 {
 			p = 1

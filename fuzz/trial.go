@@ -95,19 +95,30 @@ func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) *Outcome {
 		}
 	}
 	o.Mix = mix(sc, tl)
-	keys := map[string]string{} // phase/path -> phase/key
+	keys := map[string]string{}  // phase/path -> phase/key
+	proxied := map[string]bool{} // phase/path of proxy faults
 	for _, p := range sc.Phases {
 		for _, f := range p.Faults {
-			k := p.Name + "/" + f.Point + "=" + f.Action
+			name := f.Point
+			if f.Kind() == scenarios.ProxyKind {
+				name = f.Path
+				proxied[p.Name+"/"+f.Path] = true
+			}
+			k := p.Name + "/" + name + "=" + f.Action
 			keys[p.Name+"/"+f.Path] = k
 			o.Hits[k] += 0
 		}
 	}
 	for _, e := range tl.Events {
-		if e.Kind == timeline.FaultHits && e.Hits != nil {
-			if k, ok := keys[e.Phase+"/"+e.Point]; ok {
-				o.Hits[k] += *e.Hits
-			}
+		k, ok := keys[e.Phase+"/"+e.Point]
+		switch {
+		case !ok:
+		case e.Kind == timeline.FaultHits && e.Hits != nil:
+			o.Hits[k] += *e.Hits
+		case e.Kind == timeline.FaultOn && proxied[e.Phase+"/"+e.Point]:
+			// A proxy has no marker to count: a proxy fault fired
+			// when it was switched on.
+			o.Hits[k]++
 		}
 	}
 	return o

@@ -1,9 +1,9 @@
 package inject
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
-
-	"github.com/chaoskit/chaoskit/internal/fuzzseed"
 )
 
 // FuzzTerm checks that faults translate into failpoint terms that
@@ -11,6 +11,18 @@ import (
 // body is shared with go-fuzz (gofuzz.go); the seeds in
 // testdata/fuzz/corpus serve both.
 func FuzzTerm(f *testing.F) {
-	fuzzseed.Add(f)
+	// inject is a module of its own, so it reads its seeds itself rather
+	// than through the main module's internal/fuzzseed.
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "corpus", "*"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkTerm(data) })
 }

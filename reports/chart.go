@@ -642,8 +642,12 @@ func (c *chart) contracts() {
 	c.close(p, true)
 }
 
-// faultName is the failpoint's last path element and its term.
+// faultName is the failpoint's last path element and its term, or a proxy
+// or process fault's description.
 func faultName(f contract.FaultTiming) string {
+	if label := (contract.FaultSpan{Point: f.Point, Term: f.Term}).Label(); label != f.Point {
+		return label // a proxy or process fault says what it does
+	}
 	name := f.Point
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
@@ -661,7 +665,10 @@ func faultName(f contract.FaultTiming) string {
 // faultTitle is what hovering a fault window shows.
 func faultTitle(f contract.FaultTiming) string {
 	s := fmt.Sprintf("fault %s\nfailpoint %s", faultName(f), f.Point)
-	if f.Term != "" {
+	switch {
+	case faultName(f) == f.Term:
+		s = "fault " + f.Term // a proxy or process fault: its point adds nothing
+	case f.Term != "":
 		s += "\nterm " + f.Term
 	}
 	if f.Phase != "" {

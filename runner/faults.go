@@ -98,6 +98,49 @@ type faults struct {
 	expected map[string]bool
 	rec      faultRecord
 	pending  string // this run's file in the pending index, if any
+	// switched holds the last fault switched on at each path, so that
+	// switching it off knows its source; rollingBack is set while the
+	// run's end rolls back, when a process taken down stays down.
+	switched    map[string]scenarios.Fault
+	kinds       map[string]scenarios.FaultKind
+	rollingBack bool
+}
+
+// switchOn switches one fault on through its source.
+func (fs *faults) switchOn(f scenarios.Fault) error {
+	r := fs.run
+	switch f.Kind() {
+	case scenarios.ProxyKind:
+		return r.proxies.Enable(*f.Net)
+	case scenarios.ProcessKind:
+		return r.actionOn(f)
+	}
+	return enableRetry.do(r.controlCtx(), func(c context.Context) error {
+		return r.tgt.control.Enable(c, f.Path, f.Term)
+	})
+}
+
+// switchOff switches the fault at path off through its source.
+func (fs *faults) switchOff(path string) error {
+	r := fs.run
+	fs.mu.Lock()
+	f, ok := fs.switched[path]
+	rollingBack := fs.rollingBack
+	fs.mu.Unlock()
+	switch {
+	case ok && f.Kind() == scenarios.ProxyKind:
+		return r.proxies.Disable(*f.Net)
+	case ok && f.Kind() == scenarios.ProcessKind:
+		if rollingBack && f.Action != "pause" {
+			return nil // the run is over: nothing to bring back for
+		}
+		return r.actionOff(r.controlCtx(), f)
+	case r.tgt.control == nil:
+		return nil // no failpoint can have been switched on
+	}
+	return disableRetry.do(r.controlCtx(), func(c context.Context) error {
+		return r.tgt.control.Disable(c, path)
+	})
 }
 
 // expect records, before a phase starts, every failpoint the phase may
@@ -113,8 +156,12 @@ func (fs *faults) expect(list []scenarios.Fault) error {
 	if fs.expected == nil {
 		fs.expected = map[string]bool{}
 	}
+	if fs.kinds == nil {
+		fs.kinds = map[string]scenarios.FaultKind{}
+	}
 	for _, f := range list {
 		fs.expected[f.Path] = true
+		fs.kinds[f.Path] = f.Kind()
 	}
 	if err := fs.saveLocked(); err != nil {
 		return infra("cannot record the faults about to be enabled", "check that the run directory is writable", err)
@@ -139,6 +186,10 @@ func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault
 			panic("runner: fault " + f.Path + " enabled without being recorded first")
 		}
 		fs.on[f.Path] = true
+		if fs.switched == nil {
+			fs.switched = map[string]scenarios.Fault{}
+		}
+		fs.switched[f.Path] = f
 		fs.rec.Enabled = append(fs.rec.Enabled, enabledFault{Phase: phase, Point: f.Path, Term: f.Term, At: planned})
 	}
 	fs.mu.Unlock()
@@ -154,16 +205,23 @@ func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := enableRetry.do(r.controlCtx(), func(c context.Context) error {
-				return r.tgt.control.Enable(c, f.Path, f.Term)
-			})
+			err := fs.switchOn(f)
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			acks[i] = ack.Sub(planned)
-			r.event(timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]})
+			e := timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]}
+			if f.Kind() != scenarios.PointKind {
+				e.Message = f.Term
+			}
+			r.event(e)
+			if f.Kind() == scenarios.ProcessKind && f.Action == "restart" {
+				// Down and up again at once: the fault is off once the
+				// process is ready.
+				errs[i] = fs.disable(phase, ack, []string{f.Path}, "")
+			}
 		}()
 	}
 	wg.Wait()
@@ -171,6 +229,10 @@ func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault
 	for _, err := range errs {
 		if err == nil {
 			continue
+		}
+		var ie *InfraError
+		if errors.As(err, &ie) {
+			return longest, err
 		}
 		if errors.Is(err, inject.ErrUnreachable) {
 			return longest, infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and that target.failpoints is the address it was given in GO_FAILPOINTS_HTTP", err)
@@ -191,9 +253,7 @@ func (fs *faults) disable(phase string, planned time.Time, paths []string, messa
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := disableRetry.do(r.controlCtx(), func(c context.Context) error {
-				return r.tgt.control.Disable(c, path)
-			})
+			err := fs.switchOff(path)
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err
@@ -265,9 +325,12 @@ func (fs *faults) stillOn() []string {
 // endpoint cannot hold chaoskit.
 func (fs *faults) rollback() error {
 	r := fs.run
-	if r.tgt == nil || r.tgt.control == nil {
+	if r.tgt == nil {
 		return nil
 	}
+	fs.mu.Lock()
+	fs.rollingBack = true
+	fs.mu.Unlock()
 	var err error
 	if on := fs.stillOn(); len(on) > 0 {
 		err = fs.disable("", time.Now(), on, "rolled back")
@@ -288,12 +351,16 @@ func (fs *faults) rollback() error {
 func (fs *faults) saveLocked() error {
 	r := fs.run
 	fs.rec.Control = r.tgt.controlAddr
+	// Only failpoints go in the record: a proxy dies with chaoskit, and a
+	// dependency with its supervisor.
 	fs.rec.Points = fs.rec.Points[:0]
 	for p := range fs.on {
-		fs.rec.Points = append(fs.rec.Points, p)
+		if fs.kinds[p] == scenarios.PointKind {
+			fs.rec.Points = append(fs.rec.Points, p)
+		}
 	}
 	for p := range fs.expected {
-		if !fs.on[p] {
+		if !fs.on[p] && fs.kinds[p] == scenarios.PointKind {
 			fs.rec.Points = append(fs.rec.Points, p)
 		}
 	}

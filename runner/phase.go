@@ -67,7 +67,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 
 	ph := &phaseRun{r: r, p: p}
-	if len(p.Faults) > 0 {
+	if p.HasPointFaults() {
 		ph.readHits(nil)
 	}
 	steps := schedule(p)
@@ -110,19 +110,29 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 			}
 		}
 	}()
-	if proc := r.tgt.proc; proc != nil {
+	if r.tgtProc != nil {
 		wg.Add(1)
-		go func() { // a crash is noticed at once
+		go func() { // a crash is noticed at once; a planned kill is not one
 			defer wg.Done()
-			select {
-			case <-done:
-			case <-proc.done:
+			if err := watchExit(r.tgtProc, done); err != nil {
 				r.noteExit()
 				if !r.sc.Target.AllowExit {
-					ph.fail(infra("the target exited during phase "+p.Name+" ("+proc.exitDescription()+")",
+					ph.fail(infra("the target exited during phase "+p.Name+" ("+err.Error()+")",
 						"see target.stderr in the run directory; if the scenario expects the service to die, set target.allow_exit: true", nil))
 					atk.Stop()
 				}
+			}
+		}()
+	}
+	for _, d := range r.deps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := watchExit(d.managed, done); err != nil {
+				p, _, _ := d.managed.current()
+				ph.fail(infra(fmt.Sprintf("dependency %s exited during phase %s (%v); its last output: %s", d.name, ph.p.Name, p.err, lastLinesOf(p.output.String(), 5)),
+					"see deps/"+d.name+".stderr in the run directory; to take it away on purpose, use a process fault", nil))
+				atk.Stop()
 			}
 		}()
 	}
@@ -178,15 +188,19 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	var offErr error
 	if len(still) > 0 {
-		if r.tgt.proc != nil && r.tgt.proc.exited() {
-			// The faults died with the service.
-			for _, f := range still {
+		var alive []scenarios.Fault
+		for _, f := range still {
+			if f.Kind() == scenarios.PointKind && r.tgtProc != nil && r.tgtProc.down() {
+				// The failpoint died with the service.
 				r.faults.forget(f.Path)
 				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
+				continue
 			}
-		} else {
-			offErr = r.faults.disable(p.Name, end, paths(still), "")
-			ph.readHits(still)
+			alive = append(alive, f)
+		}
+		if len(alive) > 0 {
+			offErr = r.faults.disable(p.Name, end, paths(alive), "")
+			ph.readHits(alive)
 		}
 	}
 	if offErr == nil {
@@ -204,10 +218,51 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	if offErr != nil {
 		return offErr
 	}
-	if r.tgt.proc != nil && r.tgt.proc.exited() && !r.sc.Target.AllowExit {
-		return infra("the target exited during phase "+p.Name+" ("+r.tgt.proc.exitDescription()+")", "see target.stderr in the run directory", nil)
+	if r.tgtProc != nil && !r.sc.Target.AllowExit {
+		if proc, planned, _ := r.tgtProc.current(); proc.exited() && !planned {
+			return infra("the target exited during phase "+p.Name+" ("+proc.exitDescription()+")", "see target.stderr in the run directory", nil)
+		}
 	}
 	return nil
+}
+
+// watchExit waits until m's process exits on its own, returning how, or
+// done closes (nil). A process chaoskit kills on purpose is waited for
+// again once it is started anew.
+func watchExit(m *managed, done <-chan struct{}) error {
+	for {
+		p, planned, swapped := m.current()
+		if again, err := watchOnce(m, p, planned, swapped, done); !again {
+			return err
+		}
+	}
+}
+
+// watchOnce waits on one look at m (p, planned, swapped, as m.current
+// gave them) and says how it ended: an exit of p's own, or nothing, or
+// again when m changed and must be looked at anew.
+func watchOnce(m *managed, p *process, planned bool, swapped <-chan struct{}, done <-chan struct{}) (again bool, err error) {
+	if planned {
+		select {
+		case <-done:
+			return false, nil
+		case <-swapped:
+			return true, nil
+		}
+	}
+	select {
+	case <-done:
+		return false, nil
+	case <-swapped:
+		return true, nil
+	case <-p.done:
+		// Both may be ready at once: the exit counts only if it was not
+		// planned meanwhile and the process is still the current one.
+		if cur, planned, _ := m.current(); cur != p || planned {
+			return true, nil
+		}
+		return false, errors.New(p.exitDescription())
+	}
 }
 
 // apply carries out one step of the phase's fault schedule.
@@ -243,6 +298,9 @@ func (ph *phaseRun) readHits(faults []scenarios.Fault) {
 		return
 	}
 	for _, f := range faults {
+		if f.Kind() != scenarios.PointKind {
+			continue // a proxy or a process has no marker to count
+		}
 		h := rep.Hits[f.Path] - ph.hits[f.Path]
 		ph.hits[f.Path] = rep.Hits[f.Path]
 		r.event(timeline.Event{Kind: timeline.FaultHits, Phase: ph.p.Name, Point: f.Path, Hits: &h})
@@ -270,7 +328,11 @@ func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnap
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {
-			s = append(s, f.Point+"="+f.Action)
+			if f.Kind() == scenarios.PointKind {
+				s = append(s, f.Point+"="+f.Action)
+			} else {
+				s = append(s, f.Term)
+			}
 		}
 		line += "  faults: " + strings.Join(s, ", ")
 		if len(acks) > 0 {

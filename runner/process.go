@@ -29,6 +29,7 @@ type process struct {
 	done       chan struct{} // closed when the target and its descendants are gone
 	err        error         // how the target ended, valid after done
 	stderr     *tailBuffer
+	output     *tailBuffer // the last of stdout and stderr together
 	lines      chan string // stdout lines, closed at EOF
 	wg         sync.WaitGroup
 	status     syscall.WaitStatus
@@ -53,6 +54,21 @@ const (
 // kill -9, the supervisor kills the target and every process below it, so
 // a killed run leaves no orphan behind.
 func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*process, error) {
+	return startProcessWith(argv, env, dir, stdoutPath, stderrPath, startOptions{})
+}
+
+// startOptions are the less common ways to start a process.
+type startOptions struct {
+	// Append adds the output to the files instead of replacing them: a
+	// process started again keeps its first life's output.
+	Append bool
+	// Credential, when set, is the user the process runs as (chaoskit
+	// must be root).
+	Credential *syscall.Credential
+}
+
+// startProcessWith is startProcess with options.
+func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, opts startOptions) (*process, error) {
 	// /proc/self/exe is the image this process runs, even when the file it
 	// was started from has been rebuilt or removed since.
 	self := "/proc/self/exe"
@@ -61,11 +77,15 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 			return nil, fmt.Errorf("cannot find chaoskit's executable to supervise the target: %w", err)
 		}
 	}
-	outFile, err := os.Create(stdoutPath)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if opts.Append {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	outFile, err := os.OpenFile(stdoutPath, flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	errFile, err := os.Create(stderrPath)
+	errFile, err := os.OpenFile(stderrPath, flags, 0o644)
 	if err != nil {
 		outFile.Close()
 		return nil, err
@@ -109,7 +129,7 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{ctlR, repW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &process{cmd: cmd, ctl: ctlW, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}, lines: make(chan string, 64)}
+	p := &process{cmd: cmd, ctl: ctlW, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}, output: &tailBuffer{max: 4096}, lines: make(chan string, 64)}
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
@@ -117,7 +137,11 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 	for _, f := range []*os.File{ctlR, repW, outW, errW} {
 		f.Close()
 	}
-	spec, _ := json.Marshal(supervisorSpec{Argv: argv, Env: append(os.Environ(), env...)})
+	ss := supervisorSpec{Argv: argv, Env: append(os.Environ(), env...)}
+	if c := opts.Credential; c != nil {
+		ss.Uid, ss.Gid = &c.Uid, &c.Gid
+	}
+	spec, _ := json.Marshal(ss)
 	_, werr := ctlW.Write(append(spec, '\n'))
 	reports := make(chan string, 2)
 	go func() {
@@ -160,7 +184,7 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()
-		_, _ = io.Copy(io.MultiWriter(errFile, p.stderr), errR)
+		_, _ = io.Copy(io.MultiWriter(errFile, p.stderr, p.output), errR)
 	}()
 	go func() {
 		defer p.wg.Done()
@@ -169,6 +193,7 @@ func startProcess(argv, env []string, dir, stdoutPath, stderrPath string) (*proc
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(outFile, line)
+			fmt.Fprintln(p.output, line)
 			select {
 			case p.lines <- line:
 			default: // nobody is listening any more; the file keeps it
@@ -268,10 +293,18 @@ const supervisorGrace = 5 * time.Second
 // the supervisor kills it and everything below it. It reports whether
 // killing was needed.
 func (p *process) stop(grace time.Duration) (killed bool) {
+	return p.stopWith(syscall.SIGTERM, grace)
+}
+
+// stopWith is stop with another signal than SIGTERM (Postgres stops at
+// once on SIGINT). A stopped (paused) group is continued, so that it can
+// act on the signal.
+func (p *process) stopWith(sig syscall.Signal, grace time.Duration) (killed bool) {
 	if p.exited() {
 		return false
 	}
-	_ = syscall.Kill(-p.target, syscall.SIGTERM)
+	_ = syscall.Kill(-p.target, sig)
+	_ = syscall.Kill(-p.target, syscall.SIGCONT)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

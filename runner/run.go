@@ -26,6 +26,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/netfault"
 	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -125,6 +126,15 @@ type run struct {
 	tl   *timeline.Timeline
 	tlMu sync.Mutex
 	tgt  *target
+	// tgtProc is the target process chaoskit started, if it did, across
+	// restarts; deps are the dependencies started, in order; ports are the
+	// ports of the scenario's placeholders; proxies run the scenario's
+	// proxies.
+	tgtProc  *managed
+	deps     []*dependency
+	ports    map[string]int
+	proxies  *netfault.Proxies
+	proxyLog *os.File
 	// seq numbers timeline requests; reqSeq feeds {seq} templates.
 	seq, reqSeq atomic.Uint64
 	keep        func(string) bool
@@ -211,6 +221,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		if r.tgt != nil {
 			r.tgt.client.CloseIdleConnections()
 		}
+		if pErr := r.stopProxies(); pErr != nil && err == nil {
+			err = pErr
+		}
+		r.stopDeps(ctx)
 		err = r.finish(err, rf)
 		if a := r.summary.FaultAcks; a.Count > 0 {
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
@@ -223,8 +237,20 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.writeFailed(timeline.FileName, err)
 	}
 
+	if err := r.allocatePorts(); err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.startDeps(ctx); err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.startProxies(); err != nil {
+		return res, r.stopped(ctx, err)
+	}
 	tgt, err := r.startTarget(ctx)
 	r.tgt = tgt
+	if tgt.proc != nil {
+		r.tgtProc = newManaged(scenarios.TargetProcess, tgt.proc, sc.Target.StopGrace.D(), r.restartTarget)
+	}
 	if err != nil {
 		return res, r.stopped(ctx, err)
 	}
@@ -380,7 +406,7 @@ func (r *run) finish(err error, rf *os.File) error {
 func (r *run) checkFaultsCanFire(ctx context.Context) error {
 	hasFaults := false
 	for _, p := range r.sc.Phases {
-		hasFaults = hasFaults || len(p.Faults) > 0
+		hasFaults = hasFaults || p.HasPointFaults()
 	}
 	if !hasFaults {
 		return nil
@@ -410,10 +436,11 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 // A run that was stopped (Ctrl-C) gives the target at most
 // interruptedGrace of its stop_grace: the user asked chaoskit to be done.
 func (r *run) stopTarget(ctx context.Context) {
-	if r.tgt == nil || r.tgt.proc == nil {
+	if r.tgtProc == nil {
 		return
 	}
-	p := r.tgt.proc
+	r.tgtProc.resume()
+	p, _, _ := r.tgtProc.current()
 	r.noteExit()
 	if p.exited() {
 		return
@@ -435,8 +462,11 @@ const interruptedGrace = time.Second
 
 // noteExit records, once, that the target exited on its own.
 func (r *run) noteExit() {
-	p := r.tgt.proc
-	if p == nil || !p.exited() {
+	if r.tgtProc == nil {
+		return
+	}
+	p, planned, _ := r.tgtProc.current()
+	if planned || !p.exited() {
 		return
 	}
 	r.exitOnce.Do(func() {

@@ -17,6 +17,8 @@ import (
 const (
 	TargetStdout = "target.stdout"
 	TargetStderr = "target.stderr"
+	// DepsDir holds each dependency's data directory and output.
+	DepsDir = "deps"
 )
 
 // runFiles are the entries chaoskit writes in a run directory: the run's
@@ -25,14 +27,14 @@ const (
 // nothing else.
 var runFiles = []string{
 	timeline.FileName, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
-	TargetStdout, TargetStderr, FaultRecord + ".tmp", SummaryFile + ".tmp",
+	TargetStdout, TargetStderr, DepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }
 
 // isRunFile says whether name is an entry chaoskit writes in a run
 // directory.
 func isRunFile(name string, isDir bool) bool {
-	return slices.Contains(runFiles, name) && isDir == (name == scenarios.CopyIncludeDir)
+	return slices.Contains(runFiles, name) && isDir == (name == scenarios.CopyIncludeDir || name == DepsDir)
 }
 
 // IsRunDir reports whether dir is a run directory chaoskit made: it

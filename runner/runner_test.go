@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,7 +25,12 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(serveEnv); addr != "" {
+		os.Exit(serveForTest(addr)) // a service or dependency of a test's run
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // simulate runs a pacer on a fake clock for d and returns when each hit
 // was sent.

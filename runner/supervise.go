@@ -45,6 +45,10 @@ const supervisorEnv = "CHAOSKIT_SUPERVISOR"
 type supervisorSpec struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
+	// Uid and Gid, when set, are the user and group the target runs as
+	// (a dependency's run_as; the supervisor is root then).
+	Uid *uint32 `json:"uid,omitempty"`
+	Gid *uint32 `json:"gid,omitempty"`
 }
 
 // Any binary that links package runner (chaoskit, and the test binaries
@@ -93,8 +97,11 @@ func supervise() int {
 			argv0 = p
 		}
 	}
-	pid, err := syscall.ForkExec(argv0, spec.Argv, &syscall.ProcAttr{Env: spec.Env, Files: []uintptr{0, 1, 2},
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}})
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if spec.Uid != nil && spec.Gid != nil {
+		sys.Credential = &syscall.Credential{Uid: *spec.Uid, Gid: *spec.Gid}
+	}
+	pid, err := syscall.ForkExec(argv0, spec.Argv, &syscall.ProcAttr{Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: sys})
 	if err != nil {
 		fmt.Fprintf(report, "error %v\n", err)
 		return 127

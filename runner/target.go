@@ -32,6 +32,9 @@ type target struct {
 	hitsURL     string
 	proc        *process
 	client      *http.Client
+	// argv, env and dir start the process again on the same address.
+	argv, env []string
+	dir       string
 }
 
 // startAttempts is how often a started target is retried with new ports
@@ -92,7 +95,11 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 			return infra("no free loopback port for the failpoint endpoint", "", err)
 		}
 		ctrl := "127.0.0.1:" + strconv.Itoa(port)
-		argv := append([]string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}, args...)
+		argv := []string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}
+		for _, a := range args {
+			// {port:NAME} points the demo at a dependency or a proxy.
+			argv = append(argv, scenarios.FillPorts(a, r.ports))
+		}
 		proc, err := r.spawn(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl}, "")
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the demo target %s", r.opts.Self), "check that the chaoskit binary exists and is executable", err)
@@ -117,6 +124,8 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 		t.baseURL = "http://" + addr
 		t.hitsURL = t.baseURL + r.sc.Target.Hits
 		t.setControl(ctrl)
+		// A later --listen wins: a restart listens where this one does.
+		t.argv, t.env = append(argv[:len(argv):len(argv)], "--listen", addr), []string{"GO_FAILPOINTS_HTTP=" + ctrl}
 		return t.waitReady(ctx, proc)
 	}
 	return infra("the demo target did not start", "free some loopback ports and retry", lastErr)
@@ -128,8 +137,14 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 	names := r.sc.Target.PortNames()
 	var lastErr error
 	for attempt := 0; attempt < startAttempts; attempt++ {
+		// The ports shared with dependencies and proxies stay; those of the
+		// target alone are picked again on a retry.
 		ports := map[string]int{}
 		for _, n := range names {
+			if p, ok := r.ports[n]; ok && (attempt == 0 || r.sharedPort(n)) {
+				ports[n] = p
+				continue
+			}
 			p, err := freePort()
 			if err != nil {
 				return infra("no free loopback port for the target", "", err)
@@ -137,7 +152,10 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 			ports[n] = p
 		}
 		spec := r.sc.Target.WithPorts(ports)
-		if spec.Failpoints == "" {
+		// A service is given a control endpoint only when the scenario
+		// switches failpoints: one without markers serves none, and
+		// readiness would wait for it in vain.
+		if spec.Failpoints == "" && r.switchesFailpoints() {
 			p, err := freePort()
 			if err != nil {
 				return infra("no free loopback port for the failpoint endpoint", "", err)
@@ -152,7 +170,10 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build -o BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
-		env := []string{"GO_FAILPOINTS_HTTP=" + hostPort(spec.Failpoints)}
+		var env []string
+		if spec.Failpoints != "" {
+			env = append(env, "GO_FAILPOINTS_HTTP="+hostPort(spec.Failpoints))
+		}
 		keys := make([]string, 0, len(cmd.Env))
 		for k := range cmd.Env {
 			keys = append(keys, k)
@@ -169,7 +190,10 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		t.proc = proc
 		t.baseURL = strings.TrimRight(spec.URL, "/")
 		t.hitsURL = t.baseURL + spec.Hits
-		t.setControl(spec.Failpoints)
+		if spec.Failpoints != "" {
+			t.setControl(spec.Failpoints)
+		}
+		t.argv, t.env, t.dir = argv, env, cmd.Dir
 		err = t.waitReady(ctx, proc)
 		if err == nil || ctx.Err() != nil {
 			return err
@@ -196,6 +220,34 @@ func (r *run) spawn(argv, env []string, dir string) (*process, error) {
 	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv, "supervisor": proc.supervisor}))
 	if !proc.subreaper {
 		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: if chaoskit is killed, processes the target started that left its process group may outlive it")
+	}
+	return proc, nil
+}
+
+// switchesFailpoints says whether a phase of the scenario switches a
+// failpoint.
+func (r *run) switchesFailpoints() bool {
+	for _, p := range r.sc.Phases {
+		if p.HasPointFaults() {
+			return true
+		}
+	}
+	return false
+}
+
+// restartTarget starts the target again, as it was started, on the same
+// address and control endpoint, its output added to the same files, and
+// waits until it is ready. Its failpoints start off.
+func (r *run) restartTarget(ctx context.Context) (*process, error) {
+	t := r.tgt
+	proc, err := startProcessWith(t.argv, t.env, t.dir, filepath.Join(r.dir, TargetStdout), filepath.Join(r.dir, TargetStderr), startOptions{Append: true})
+	if err != nil {
+		return nil, err
+	}
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": t.argv, "supervisor": proc.supervisor}))
+	if err := t.waitReady(ctx, proc); err != nil {
+		proc.stop(r.sc.Target.StopGrace.D())
+		return nil, err
 	}
 	return proc, nil
 }

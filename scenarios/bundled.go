@@ -19,3 +19,10 @@ var bundled embed.FS
 //
 //go:embed fuzz/*.yaml
 var bundledFuzz embed.FS
+
+// bundledDeps holds the scenarios on real dependencies (Postgres, Redis)
+// shipped with chaoskit: `make demo-deps` runs them, `make demo` does not,
+// since they need the servers installed.
+//
+//go:embed deps/*.yaml
+var bundledDeps embed.FS

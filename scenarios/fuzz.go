@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,8 +50,11 @@ type FaultSpace struct {
 type FuzzFault struct {
 	// Point names the failpoint: its full path or a unique suffix of it.
 	Point string `yaml:"point"`
+	// Proxy, instead of Point, names one of the scenario's proxies.
+	Proxy string `yaml:"proxy"`
 	// Actions are the actions a schedule may choose from: timeout, error,
-	// latency, panic, status.
+	// latency, panic, status for a failpoint; latency, timeout,
+	// reset_peer, down for a proxy.
 	Actions []string `yaml:"actions"`
 	// Latency is the range latency faults draw their value from; default
 	// 50ms..500ms.
@@ -65,10 +69,23 @@ type FuzzFault struct {
 	// "0.2..1", or one number; default 1 (always).
 	Probability FloatRange `yaml:"probability"`
 
-	// Path is Point resolved against the target's failpoints, filled in by
-	// validation.
+	// Path is Point resolved against the target's failpoints, or
+	// proxy/NAME, filled in by validation.
 	Path string `yaml:"-"`
 }
+
+// Name is how schedules and coverage name the fault: its point as the
+// fault space writes it, or proxy/NAME.
+func (f FuzzFault) Name() string {
+	if f.Proxy != "" {
+		return "proxy/" + f.Proxy
+	}
+	return f.Point
+}
+
+// fuzzProxyActions are the proxy faults a fault space may name: those
+// whose settings chaoskit can vary or needs none of.
+var fuzzProxyActions = []string{"latency", "timeout", "reset_peer", "down"}
 
 // Names of the fault-free phases every fuzz trial starts and ends with.
 const (
@@ -235,7 +252,7 @@ func (v *validator) validateFuzz() {
 		v.errorf(at, "add faults: [{point: store/productQuery, actions: [timeout, error]}]", "the fault space has no faults")
 	}
 	var cat *inject.Catalog
-	if v.opts.Catalog != nil && len(fz.Faults) > 0 {
+	if v.opts.Catalog != nil && slices.ContainsFunc(fz.Faults, func(f FuzzFault) bool { return f.Proxy == "" }) {
 		var err error
 		if cat, err = v.catalogFor(); err != nil {
 			v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
@@ -252,8 +269,12 @@ func (v *validator) validateFuzz() {
 }
 
 func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catalog, seen map[string]string) {
+	if f.Proxy != "" {
+		v.validateFuzzProxyFault(at, f, seen)
+		return
+	}
 	if f.Point == "" {
-		v.errorf(at, "add point: name-of-failpoint", "fault has no point")
+		v.errorf(at, "add point: name-of-failpoint (or proxy: NAME)", "fault has no point")
 		return
 	}
 	f.Path = f.Point
@@ -304,6 +325,51 @@ func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catal
 		} else if _, err := (inject.Fault{Action: inject.Error, Value: msg}).Term(f.Path); err != nil {
 			v.errorf(fmt.Sprintf("%s.errors[%d]", at, j), "", "%v", err)
 		}
+	}
+}
+
+// validateFuzzProxyFault checks a proxy of the fault space.
+func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[string]string) {
+	if f.Point != "" {
+		v.errorf(at, "split it into a point fault and a proxy fault", "a fuzz fault names a point or a proxy, not both")
+		return
+	}
+	var names []string
+	for _, p := range v.sc.Proxies {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, f.Proxy) {
+		hint := "declare it under proxies: [{name: " + f.Proxy + ", upstream: ...}]"
+		if len(names) > 0 {
+			hint = didYouMean(f.Proxy, names)
+		}
+		v.errorf(at+".proxy", hint, "no proxy named %q", f.Proxy)
+		return
+	}
+	f.Path = f.Name()
+	if prev, dup := seen[f.Path]; dup {
+		v.errorf(at+".proxy", "list each proxy once, with all its actions", "proxy %s is already listed at %s", f.Proxy, prev)
+	}
+	seen[f.Path] = at
+	if len(f.Actions) == 0 {
+		v.errorf(at, "add actions: [latency, reset_peer]", "fault %s has no actions", f.Path)
+	}
+	for j, a := range f.Actions {
+		if !slices.Contains(fuzzProxyActions, a) {
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), didYouMean(a, fuzzProxyActions), "proxy action %q cannot be fuzzed", a)
+		}
+	}
+	if len(f.Errors) > 0 || len(f.Statuses) > 0 {
+		v.errorf(at, "remove errors and statuses: a proxy fault has neither", "a proxy fault takes no errors or statuses")
+	}
+	if f.Latency.IsZero() {
+		f.Latency = DurationRange{50 * time.Millisecond, 500 * time.Millisecond}
+	}
+	if f.Latency.Min%time.Millisecond != 0 || f.Latency.Max%time.Millisecond != 0 {
+		v.errorf(at+".latency", "whole milliseconds, which toxiproxy counts in", "latency range %v has a fraction of a millisecond", f.Latency)
+	}
+	if f.Probability.IsZero() {
+		f.Probability = FloatRange{1, 1}
 	}
 }
 
@@ -373,6 +439,9 @@ func checkParse(data []byte) int {
 			panic(fmt.Sprintf("valid scenario with phase %+v", p))
 		}
 		for _, f := range p.Faults {
+			if f.Kind() != PointKind {
+				continue
+			}
 			if f.Term == "" || inject.CheckTerm(f.Term) != nil {
 				panic(fmt.Sprintf("valid scenario with fault %+v and a term pingcap/failpoint refuses", f))
 			}

@@ -8,4 +8,4 @@ import "embed"
 func Fuzz(data []byte) int { return checkParse(data) }
 
 // A go-fuzz build bundles no scenarios (see bundled.go).
-var bundled, bundledFuzz embed.FS
+var bundled, bundledFuzz, bundledDeps embed.FS

@@ -498,6 +498,16 @@ func Bundled(opts Options) ([]*Scenario, error) {
 	return loadFiles(files, func(f string) ([]byte, error) { return fs.ReadFile(bundled, f) }, opts)
 }
 
+// BundledDeps loads the bundled scenarios on real dependencies
+// (scenarios/deps), which need PostgreSQL and Redis installed.
+func BundledDeps(opts Options) ([]*Scenario, error) {
+	files, err := fs.Glob(bundledDeps, "deps/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	return loadFiles(files, func(f string) ([]byte, error) { return fs.ReadFile(bundledDeps, f) }, opts)
+}
+
 // validator checks a decoded scenario and records errors at YAML paths.
 type validator struct {
 	file string
@@ -608,6 +618,7 @@ func (v *validator) validate() {
 		v.errorf("$.name", nameHint(sc.Name), "%s", msg)
 	}
 	v.validateTarget()
+	v.validateDeps()
 	v.validateLoad("$.load", &sc.Load, true)
 	v.validateFuzz()
 	phases := map[string]*Phase{}
@@ -647,7 +658,7 @@ func (v *validator) validate() {
 	t := sc.Target
 	if t.Command == nil && t.Demo == nil && t.URL != "" && t.Failpoints == "" {
 		for i, p := range sc.Phases {
-			if len(p.Faults) > 0 {
+			if p.HasPointFaults() {
 				v.errorf(fmt.Sprintf("$.phases[%d].faults", i), "add target.failpoints: the address the service was given in GO_FAILPOINTS_HTTP", "phase %q switches faults but the target has no failpoint control endpoint", p.Name)
 				break
 			}
@@ -1050,7 +1061,7 @@ func (v *validator) catalogFor() (*inject.Catalog, error) {
 
 func (v *validator) validateFaults(at string, p *Phase) {
 	var cat *inject.Catalog
-	if v.opts.Catalog != nil && len(p.Faults) > 0 {
+	if v.opts.Catalog != nil && p.HasPointFaults() {
 		var err error
 		if cat, err = v.catalogFor(); err != nil {
 			if !v.catalogReported() {
@@ -1067,12 +1078,28 @@ func (v *validator) validateFaults(at string, p *Phase) {
 	for j := range p.Faults {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
-		if f.Point == "" {
-			v.errorf(fat+".point", "add point: name-of-failpoint", "fault has no point")
+		switch f.Kind() {
+		case ProxyKind:
+			if !v.validateProxyFault(fat, f) {
+				continue
+			}
+		case ProcessKind:
+			if !v.validateProcessFault(fat, f) {
+				continue
+			}
+		}
+		if f.Kind() == PointKind && f.Point == "" {
+			v.errorf(fat+".point", "add point: name-of-failpoint (or proxy: NAME, or process: NAME)", "fault has no point")
 			continue
 		}
-		f.Path = f.Point
-		if cat != nil {
+		if f.Kind() == PointKind && f.ProxyFault != (ProxyFault{}) {
+			v.errorf(fat, "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
+			continue
+		}
+		if f.Kind() == PointKind {
+			f.Path = f.Point
+		}
+		if cat != nil && f.Kind() == PointKind {
 			path, err := cat.Resolve(f.Point)
 			if err != nil {
 				v.errorf(fat+".point", catalogHint(err, cat), "%v", err)
@@ -1091,10 +1118,20 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		for _, w := range windows[f.Path] {
 			if on < w.off && w.on < off {
-				v.errorf(fat+".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", f.Path, p.Name)
+				switch f.Kind() {
+				case PointKind:
+					v.errorf(fat+".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", f.Path, p.Name)
+				case ProxyKind:
+					v.errorf(fat+".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q", f.Proxy, p.Name)
+				case ProcessKind:
+					v.errorf(fat+".process", "give the actions separate after/for windows", "process %s has two actions at once in phase %q", f.Process, p.Name)
+				}
 			}
 		}
 		windows[f.Path] = append(windows[f.Path], window{on, off, fat})
+		if f.Kind() != PointKind {
+			continue
+		}
 		action := inject.Action(f.Action)
 		if !isAction(action) {
 			v.errorf(fat+".action", didYouMean(f.Action, actionNames()), "unknown fault action %q", f.Action)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/chaoskit/chaoskit/netfault"
 )
 
 // Scenario is one chaos experiment: a target, the load to drive at it, the
@@ -25,11 +27,17 @@ type Scenario struct {
 	Description string   `yaml:"description"`
 	// Vars are the values ${name} stands for anywhere in the file; --var
 	// name=value overrides them.
-	Vars      map[string]string `yaml:"vars"`
-	Target    Target            `yaml:"target"`
-	Load      Load              `yaml:"load"`
-	Phases    []Phase           `yaml:"phases"`
-	Contracts []Contract        `yaml:"contracts"`
+	Vars   map[string]string `yaml:"vars"`
+	Target Target            `yaml:"target"`
+	// Dependencies are processes chaoskit starts before the target (a
+	// database, a cache) and stops after it; Proxies are TCP proxies it
+	// runs in-process between the target and a dependency, for proxy
+	// faults. See deps.go.
+	Dependencies []Dependency `yaml:"dependencies"`
+	Proxies      []Proxy      `yaml:"proxies"`
+	Load         Load         `yaml:"load"`
+	Phases       []Phase      `yaml:"phases"`
+	Contracts    []Contract   `yaml:"contracts"`
 	// Classify sorts requests into classes for the contracts; Writes says
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`
@@ -224,23 +232,98 @@ type Phase struct {
 	Effective Load `yaml:"-"`
 }
 
+// HasPointFaults says whether the phase switches a failpoint fault.
+func (p Phase) HasPointFaults() bool {
+	for _, f := range p.Faults {
+		if f.Kind() == PointKind {
+			return true
+		}
+	}
+	return false
+}
+
 // Fault is a fault switched on during a phase: from After (default: the
-// phase's start) for For (default: the rest of the phase).
+// phase's start) for For (default: the rest of the phase). It comes from
+// one of three sources, exactly one of which it names: Point, a failpoint
+// marker inside the service; Proxy, a proxy of the scenario's, whose
+// traffic it disturbs (see ProxyFault); Process, the target or a
+// dependency, which it kills, pauses, terminates or restarts (see
+// ProcessActions).
 type Fault struct {
 	// Point names the failpoint: its full path or a unique suffix of it.
 	Point string `yaml:"point"`
-	// Action is timeout, error, latency, panic, status, grpc or term.
+	// Proxy names one of the scenario's proxies.
+	Proxy string `yaml:"proxy"`
+	// Process is "target" or the name of a dependency.
+	Process string `yaml:"process"`
+	// Action is, for a failpoint, timeout, error, latency, panic, status,
+	// grpc or term; for a proxy, a netfault kind (latency, bandwidth,
+	// slow_close, timeout, reset_peer, slicer, limit_data, down); for a
+	// process, kill, terminate, pause or restart.
 	Action      string   `yaml:"action"`
 	Value       string   `yaml:"value"`
 	Probability float64  `yaml:"probability"`
 	Count       int      `yaml:"count"`
 	After       Duration `yaml:"after"`
 	For         Duration `yaml:"for"`
+	// The settings of a proxy fault, as netfault.Fault names them.
+	ProxyFault `yaml:",inline"`
 
-	// Path is Point resolved against the target's failpoints, and Term the
-	// failpoint term; both are filled in by validation.
+	// Path is what the fault acts on, filled in by validation: the
+	// failpoint's full path, "proxy/NAME" or "process/NAME". It is the
+	// Point of the fault's events on the timeline.
 	Path string `yaml:"-"`
+	// Term is the failpoint term, or for a proxy or process fault its
+	// description ("proxy postgres latency 300ms ±50ms", "process demo
+	// kill"), filled in by validation.
 	Term string `yaml:"-"`
+	// Net is the proxy fault as netfault runs it, filled in by validation.
+	Net *netfault.Fault `yaml:"-"`
+}
+
+// Kind says which source a fault comes from.
+func (f Fault) Kind() FaultKind {
+	switch {
+	case f.Proxy != "":
+		return ProxyKind
+	case f.Process != "":
+		return ProcessKind
+	}
+	return PointKind
+}
+
+// FaultKind is the source of a fault.
+type FaultKind int
+
+// The sources of faults.
+const (
+	PointKind FaultKind = iota
+	ProxyKind
+	ProcessKind
+)
+
+// ProxyFault holds the settings of a fault on a proxy; which ones a kind
+// reads is said by netfault's Kind constants. Durations are whole
+// milliseconds, Delay of a slicer whole microseconds.
+type ProxyFault struct {
+	// Direction is downstream (from the dependency to the target, the
+	// default) or upstream.
+	Direction string `yaml:"direction"`
+	// Latency and Jitter: latency.
+	Latency Duration `yaml:"latency"`
+	Jitter  Duration `yaml:"jitter"`
+	// Rate is bandwidth's cap, in kilobytes a second.
+	Rate int64 `yaml:"rate"`
+	// Delay: slow_close's delay of the close, slicer's between slices.
+	Delay Duration `yaml:"delay"`
+	// Timeout: when timeout closes the connections it holds (0: never),
+	// when reset_peer resets a connection after data comes (0: at once).
+	Timeout Duration `yaml:"timeout"`
+	// Bytes is how much limit_data lets through.
+	Bytes int64 `yaml:"bytes"`
+	// AverageSize and SizeVariation are slicer's slices, in bytes.
+	AverageSize   int `yaml:"average_size"`
+	SizeVariation int `yaml:"size_variation"`
 }
 
 // Window returns when the fault is on, as offsets from its phase's start.

@@ -221,7 +221,16 @@ func structFields(t reflect.Type) *fieldSet {
 	fs := &fieldSet{byName: map[string]reflect.StructField{}}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			// An inlined struct's fields are the outer one's.
+			in := structFields(f.Type)
+			for _, n := range in.names {
+				fs.byName[n] = in.byName[n]
+				fs.names = append(fs.names, n)
+			}
+			continue
+		}
 		if name == "" || name == "-" || !f.IsExported() {
 			continue
 		}

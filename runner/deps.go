@@ -1,0 +1,424 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/chaoskit/chaoskit/scenarios"
+)
+
+// dependency is a process of the scenario's dependencies that chaoskit
+// started.
+type dependency struct {
+	name    string
+	spec    scenarios.Dependency // with its placeholders filled
+	managed *managed
+	// data is its data directory; outside is set when that directory had
+	// to be made outside the run directory (see dataDir), to be removed
+	// at the end.
+	data    string
+	outside string
+	creds   *syscall.Credential
+	// port is {port:NAME}.
+	port int
+}
+
+// allocatePorts picks a free loopback port for every port placeholder of
+// the scenario, so that the target, the dependencies and the proxies
+// agree on them.
+func (r *run) allocatePorts() error {
+	r.ports = map[string]int{}
+	for _, n := range r.sc.PortNames() {
+		p, err := freePort()
+		if err != nil {
+			return infra("no free loopback port", "", err)
+		}
+		r.ports[n] = p
+	}
+	return nil
+}
+
+// sharedPort says whether a port placeholder is a dependency's or a
+// proxy's, or is used by one: one the target must not pick again when it
+// is retried on new ports.
+func (r *run) sharedPort(name string) bool {
+	for _, d := range r.sc.Dependencies {
+		if d.Name == name {
+			return true
+		}
+	}
+	for _, p := range r.sc.Proxies {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// startDeps starts the scenario's dependencies in order, each ready before
+// the next starts.
+func (r *run) startDeps(ctx context.Context) error {
+	if len(r.sc.Dependencies) == 0 {
+		return nil
+	}
+	sweepOutside()
+	// Absolute: a dependency runs in a directory of its own, and is told
+	// where its data is.
+	base, err := filepath.Abs(filepath.Join(r.dir, DepsDir))
+	if err != nil {
+		return infra("cannot find the run directory", "", err)
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return infra("cannot create "+base, "", err)
+	}
+	for _, spec := range r.sc.Dependencies {
+		d := &dependency{name: spec.Name, port: r.ports[spec.Name]}
+		r.deps = append(r.deps, d)
+		if err := r.startDep(ctx, d, spec, base); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) startDep(ctx context.Context, d *dependency, spec scenarios.Dependency, base string) error {
+	if spec.RunAs != "" && os.Geteuid() == 0 {
+		creds, err := credentialOf(spec.RunAs)
+		if err != nil {
+			return infra(fmt.Sprintf("dependency %s: cannot run as %s", spec.Name, spec.RunAs), "create the user, or remove run_as", err)
+		}
+		d.creds = creds
+	}
+	data, outside, err := dataDir(base, spec.Name, d.creds)
+	if err != nil {
+		return infra(fmt.Sprintf("dependency %s: cannot make its data directory", spec.Name), "", err)
+	}
+	d.data, d.outside = data, outside
+	if outside != "" {
+		fmt.Fprintf(r.opts.Log, "  note: %s cannot reach the run directory, so dependency %s keeps its data in %s (removed at the end)\n", spec.RunAs, spec.Name, outside)
+	}
+	d.spec = spec.WithPorts(r.ports, data)
+	stdout, stderr := filepath.Join(base, spec.Name+".stdout"), filepath.Join(base, spec.Name+".stderr")
+	argv, env, dir := []string(nil), []string(nil), base
+	stopSignal := syscall.SIGTERM
+	switch {
+	case d.spec.Postgres != nil:
+		bin := postgresBinDir()
+		if bin == "" {
+			return infra(fmt.Sprintf("dependency %s: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin)", spec.Name), "install it: apt-get install postgresql", nil)
+		}
+		if err := r.initdb(ctx, d, filepath.Join(bin, "initdb"), stdout, stderr); err != nil {
+			return err
+		}
+		argv = append([]string{filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(r.ports[spec.Name]),
+			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+			// A killed server keeps every committed transaction without
+			// fsync: a commit waits for its WAL to reach the kernel, whose
+			// page cache outlives the process. Only a machine crash loses
+			// data, and a scenario does not crash the machine.
+			"-c", "fsync=off", "-c", "full_page_writes=off"}, d.spec.Postgres.Args...)
+		// SIGINT is postgres's fast shutdown: sessions end at once.
+		stopSignal = syscall.SIGINT
+	default:
+		c := d.spec.Command
+		argv0, err := resolveProgram(c.Argv[0], c.Dir)
+		if err != nil {
+			return infra(fmt.Sprintf("cannot start dependency %s: %v", spec.Name, err), "install it or fix dependencies["+spec.Name+"].command.argv", nil)
+		}
+		argv, dir = append([]string{argv0}, c.Argv[1:]...), c.Dir
+		keys := make([]string, 0, len(c.Env))
+		for k := range c.Env {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+c.Env[k])
+		}
+	}
+	first := true
+	start := func(ctx context.Context) (*process, error) {
+		p, err := startProcessWith(argv, env, dir, stdout, stderr, startOptions{Append: !first || d.spec.Postgres != nil, Credential: d.creds})
+		first = false
+		if err != nil {
+			return nil, err
+		}
+		r.event(processEvent("started", map[string]any{"process": spec.Name, "pid": p.pid(), "argv": argv}))
+		if err := r.depReady(ctx, d, p); err != nil {
+			p.stopWith(stopSignal, time.Second)
+			return nil, err
+		}
+		return p, nil
+	}
+	p, err := start(ctx)
+	if err != nil {
+		var ie *InfraError
+		if errors.As(err, &ie) || ctx.Err() != nil {
+			return err
+		}
+		return infra(fmt.Sprintf("cannot start dependency %s", spec.Name), "fix dependencies["+spec.Name+"]", err)
+	}
+	d.managed = newManaged(spec.Name, p, spec.StopGrace.D(), start)
+	d.managed.stopSignal = stopSignal
+	return nil
+}
+
+// initdb creates a Postgres dependency's database cluster.
+func (r *run) initdb(ctx context.Context, d *dependency, initdb, stdout, stderr string) error {
+	argv := []string{initdb, "-D", d.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"}
+	p, err := startProcessWith(argv, nil, filepath.Dir(d.data), stdout, stderr, startOptions{Credential: d.creds})
+	if err != nil {
+		return infra(fmt.Sprintf("dependency %s: cannot run initdb", d.name), "", err)
+	}
+	t := time.NewTimer(d.spec.Ready.Timeout.D())
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.kill()
+		return ctx.Err()
+	case <-t.C:
+		p.kill()
+		return infra(fmt.Sprintf("dependency %s: initdb did not finish within %v", d.name, d.spec.Ready.Timeout.D()), "", nil)
+	}
+	if p.err != nil {
+		return infra(fmt.Sprintf("dependency %s: initdb failed (%v); its last output: %s", d.name, p.err, lastLinesOf(p.output.String(), 5)),
+			"see deps/"+d.name+".stderr in the run directory", nil)
+	}
+	return nil
+}
+
+// depReadyPoll is how often a dependency's readiness is checked.
+const depReadyPoll = 50 * time.Millisecond
+
+// depReady waits until the dependency passes its readiness check, exits,
+// or its timeout passes; the error of the last two carries the last lines
+// of its output.
+func (r *run) depReady(ctx context.Context, d *dependency, p *process) error {
+	timeout := d.spec.Ready.Timeout.D()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(depReadyPoll)
+	defer tick.Stop()
+	for {
+		last := d.check(ctx)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return infra(fmt.Sprintf("dependency %s exited before it was ready (%v); its last output: %s", d.name, p.err, lastLinesOf(p.output.String(), 5)),
+				"see deps/"+d.name+".stderr in the run directory", nil)
+		case <-deadline.C:
+			return infra(fmt.Sprintf("dependency %s was not ready within %v: %v; its last output: %s", d.name, timeout, last, lastLinesOf(p.output.String(), 5)),
+				"check dependencies["+d.name+"].ready and its output in deps/ of the run directory", nil)
+		case <-tick.C:
+		}
+	}
+}
+
+// check runs the dependency's readiness check once.
+func (d *dependency) check(ctx context.Context) error {
+	rd := d.spec.Ready
+	switch {
+	case len(rd.Command) > 0:
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(cctx, rd.Command[0], rd.Command[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("ready command %s: %v %s", strings.Join(rd.Command, " "), err, strings.TrimSpace(lastLinesOf(string(out), 2)))
+		}
+		return nil
+	case rd.TCP != "":
+		return dialOnce(ctx, hostPort(rd.TCP))
+	case d.spec.Postgres != nil:
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		conn, err := pgconn.Connect(cctx, "postgres://postgres@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
+		if err != nil {
+			return err
+		}
+		return conn.Close(cctx)
+	}
+	return dialOnce(ctx, d.ownAddr())
+}
+
+// ownAddr is 127.0.0.1:{port:NAME}.
+func (d *dependency) ownAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.port)) }
+
+func dialOnce(ctx context.Context, addr string) error {
+	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	c, err := (&net.Dialer{Control: loopbackOnly}).DialContext(dctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+// stopDeps stops the dependencies, the last started first, each with its
+// stop signal and then SIGKILL after its grace, and removes the data
+// directories made outside the run directory.
+func (r *run) stopDeps(ctx context.Context) {
+	for i := len(r.deps) - 1; i >= 0; i-- {
+		d := r.deps[i]
+		if d.managed != nil {
+			d.managed.resume()
+			p, _, _ := d.managed.current()
+			if !p.exited() {
+				grace := d.spec.StopGrace.D()
+				if ctx.Err() != nil {
+					grace = min(grace, interruptedGrace)
+				}
+				msg := "stopped"
+				if p.stopWith(d.managed.stopSignal, grace) {
+					msg = "killed"
+				}
+				r.event(processEvent(msg, map[string]any{"process": d.name, "pid": p.pid()}))
+			}
+		}
+		if d.outside != "" {
+			_ = os.RemoveAll(d.outside)
+		}
+	}
+}
+
+// credentialOf returns the user and group ids of a user name.
+func credentialOf(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("user %s has ids %s:%s", name, u.Uid, u.Gid)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// dataDir makes a dependency's data directory, deps/NAME in the run
+// directory, handed to creds' user when given. That user must be able to
+// reach it: the run directory and deps/, which chaoskit made, are opened
+// for traversal (never for reading), and if a directory above them is
+// closed to others (a run directory under /root), the data goes to a new
+// directory in the system's temporary directory instead, returned as
+// outside.
+func dataDir(base, name string, creds *syscall.Credential) (data, outside string, err error) {
+	data = filepath.Join(base, name)
+	if err := os.RemoveAll(data); err != nil {
+		return "", "", err
+	}
+	if creds != nil {
+		for _, dir := range []string{base, filepath.Dir(base)} {
+			if fi, err := os.Stat(dir); err == nil {
+				_ = os.Chmod(dir, fi.Mode().Perm()|0o011)
+			}
+		}
+		if !traversable(filepath.Dir(filepath.Dir(base))) {
+			if outside, err = os.MkdirTemp("", outsidePrefix(os.Getpid())+name+"-"); err != nil {
+				return "", "", err
+			}
+			if err := os.Chmod(outside, 0o711); err != nil {
+				return "", "", err
+			}
+			data = filepath.Join(outside, "data")
+		}
+	}
+	if err := os.Mkdir(data, 0o700); err != nil {
+		return "", outside, err
+	}
+	if creds != nil {
+		if err := os.Chown(data, int(creds.Uid), int(creds.Gid)); err != nil {
+			return "", outside, err
+		}
+	}
+	return data, outside, nil
+}
+
+// outsidePrefix starts the name of a data directory made outside the run
+// directory by chaoskit process pid: a chaoskit killed with SIGKILL cannot
+// remove it, so the next run with dependencies removes those whose
+// process is gone (sweepOutside).
+func outsidePrefix(pid int) string { return "chaoskit-dep-" + strconv.Itoa(pid) + "-" }
+
+// sweepOutside removes the data directories that chaoskit processes now
+// gone made outside their run directories.
+func sweepOutside() {
+	entries, _ := os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "chaoskit-dep-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue // not one of chaoskit's, or its process is alive
+		}
+		_ = os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+	}
+}
+
+// traversable reports whether every directory from dir up to / may be
+// searched by any user.
+func traversable(dir string) bool {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for {
+		fi, err := os.Stat(dir)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
+}
+
+// postgresBinDir returns the newest /usr/lib/postgresql/*/bin, where
+// Debian puts initdb and postgres (they are not on PATH), or "".
+func postgresBinDir() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int {
+		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
+		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
+		return va - vb
+	})
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[len(dirs)-1]
+}
+
+// lastLinesOf returns the last n lines of a process's output on one line,
+// for an error message, or "(none)".
+func lastLinesOf(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(none)"
+	}
+	return lastLines(s, n)
+}
