@@ -178,6 +178,9 @@ type Timeline struct {
 	// Complete is false when the record ends without a RunEnd event, as it
 	// does when the recording process was killed.
 	Complete bool
+	// lastEnd is, per phase, when its last response ended, for a phase
+	// that never ended and whose requests are not held (see OpenDir).
+	lastEnd map[string]time.Time
 }
 
 // Phases returns the phases in the order they ran, from the phase events. A
@@ -202,6 +205,9 @@ func (t *Timeline) Phases() []Phase {
 			continue
 		}
 		end := out[i].Start
+		if e := t.lastEnd[out[i].Name]; e.After(end) {
+			end = e
+		}
 		for _, r := range t.Requests {
 			if r.Phase == out[i].Name && r.End().After(end) {
 				end = r.End()
