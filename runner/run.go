@@ -64,7 +64,10 @@ type Options struct {
 	AllHeaders bool
 }
 
-// Result is what a run recorded.
+// Result is what a run recorded. Timeline holds the run's meta and events
+// only: the requests are streamed to the run directory as they complete
+// and never held (read them with timeline.OpenDir(Dir), or timeline.Load
+// for a short run).
 type Result struct {
 	Timeline *timeline.Timeline
 	Summary  *Summary
@@ -143,6 +146,12 @@ type run struct {
 	control context.Context
 	writeMu sync.Mutex
 	werr    error
+	// rw streams the requests to RequestsFile (nil until the target is
+	// up); writes are the acknowledged writes kept for the read-back,
+	// written by the recorder and read after the last phase.
+	rw            *timeline.RequestWriter
+	writes        []ackedWrite
+	writesDropped int
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run
@@ -181,6 +190,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	}
 	r.tw = timeline.NewWriter(tf)
 	defer tf.Close()
+	qf, err := os.Create(filepath.Join(r.dir, timeline.RequestsFile))
+	if err != nil {
+		return nil, infra("cannot write the timeline", "", err)
+	}
+	defer qf.Close()
 	rf, err := os.Create(filepath.Join(r.dir, ResultsFile))
 	if err != nil {
 		return nil, infra("cannot write the results file", "", err)
@@ -211,7 +225,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		if r.tgt != nil {
 			r.tgt.client.CloseIdleConnections()
 		}
-		err = r.finish(err, rf)
+		err = r.finish(err, rf, qf)
 		if a := r.summary.FaultAcks; a.Count > 0 {
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
 		}
@@ -229,6 +243,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	r.tl.Meta.Target, r.tl.Meta.BaseURL, r.tl.Meta.Control = tgt.desc, tgt.baseURL, tgt.controlAddr
+	r.rw = timeline.NewRequestWriter(qf, tgt.baseURL)
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
 		return res, r.writeFailed(timeline.FileName, err)
 	}
@@ -338,7 +353,7 @@ func (r *run) writeErr() error {
 // run directory synced and the outcome noted in its marker. A write
 // failure becomes the run's error unless an earlier error explains the
 // run better (a failure to roll back, a panic).
-func (r *run) finish(err error, rf *os.File) error {
+func (r *run) finish(err error, rf, qf *os.File) error {
 	if werr := r.writeErr(); werr != nil && (err == nil || errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled)) {
 		err = werr
 	}
@@ -353,6 +368,13 @@ func (r *run) finish(err error, rf *os.File) error {
 		werr = r.writeFailed(ResultsFile, e)
 	} else if e := rf.Sync(); e != nil {
 		werr = r.writeFailed(ResultsFile, e)
+	}
+	if r.rw != nil {
+		if e := r.rw.Close(); e != nil {
+			werr = r.writeFailed(timeline.RequestsFile, e)
+		}
+	} else if e := qf.Sync(); e != nil {
+		werr = r.writeFailed(timeline.RequestsFile, e)
 	}
 	if e := r.tw.Close(); e != nil {
 		werr = r.writeFailed(timeline.FileName, e)

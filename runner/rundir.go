@@ -24,7 +24,7 @@ const (
 // of older versions' renames. Replacing a run directory removes these and
 // nothing else.
 var runFiles = []string{
-	timeline.FileName, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
+	timeline.FileName, timeline.RequestsFile, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
 	TargetStdout, TargetStderr, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }

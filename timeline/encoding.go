@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -150,8 +151,21 @@ func Read(r io.Reader) (*Timeline, error) {
 	return t, nil
 }
 
-// ReadFile reads the timeline stored at path.
+// ReadFile reads the whole timeline stored at path into memory: the meta
+// and events of a FileName and, when the compact request stream
+// (RequestsFile) lies beside it, its requests too. Judging a long run
+// streams instead (OpenDir).
 func ReadFile(path string) (*Timeline, error) {
+	if filepath.Base(path) == FileName {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), RequestsFile)); err == nil {
+			return Load(filepath.Dir(path))
+		}
+	}
+	return readLines(path)
+}
+
+// readLines reads the JSON lines at path.
+func readLines(path string) (*Timeline, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ type Stream struct {
 // OpenDir opens the run recorded in dir.
 func OpenDir(dir string) (*Stream, error) {
 	path := filepath.Join(dir, FileName)
-	head, err := ReadFile(path)
+	head, err := readLines(path)
 	if err != nil {
 		return nil, err
 	}
