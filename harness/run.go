@@ -42,6 +42,13 @@ type Options struct {
 	RateScale float64
 	// KeepGoing goes on with the next scenario after one could not run.
 	KeepGoing bool
+	// Shard, NoFaults, FaultsOnly and StartAt slice the load across runs
+	// (see runner.Options); `chaoskit report --merge` judges the slices as
+	// one run.
+	Shard      runner.Shard
+	NoFaults   bool
+	FaultsOnly bool
+	StartAt    time.Time
 }
 
 func (o *Options) out() io.Writer {

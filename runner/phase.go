@@ -51,8 +51,9 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	client, closeClient := newClient(ctx, load)
 	defer closeClient()
+	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}
 	targeter := func(t *vegeta.Target) error {
-		q := gen.Next()
+		q := reqs.next()
 		h := make(http.Header, len(q.Headers)+1)
 		for k, v := range q.Headers {
 			h.Set(k, v)
@@ -85,9 +86,17 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
-	pacer := pacerFor(load, p.Duration.D())
+	pacer := r.opts.Shard.pacer(pacerFor(load, p.Duration.D()))
+	if r.opts.FaultsOnly {
+		pacer = idlePacer{}
+	}
 	ph.delivery = newDelivery(time.Now(), p.Duration.D())
-	results := atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
+	var results <-chan *vegeta.Result
+	if r.opts.FaultsOnly {
+		results = idle(ctx, p.Duration.D())
+	} else {
+		results = atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -383,9 +392,14 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 	// from 0, and `vegeta plot` draws one point per number.
 	seq := r.seq.Add(1)
 	res.Seq = seq - 1
+	// The results file is for vegeta's report and plot, which read
+	// neither bodies nor headers: the timeline keeps those, once.
+	body, hdr := res.Body, res.Headers
+	res.Body, res.Headers = nil, nil
 	if err := r.resEnc.Encode(res); err != nil {
 		r.writeFailed(ResultsFile, err)
 	}
+	res.Body, res.Headers = body, hdr
 	headers := q.Headers
 	clear(headers)
 	*q = timeline.Request{

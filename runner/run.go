@@ -62,6 +62,19 @@ type Options struct {
 	// keeps every one (at most 32 per request, each cut at 1 KiB).
 	Headers    []string
 	AllHeaders bool
+	// Shard is the slice of every phase's load this run sends (the zero
+	// value: all of it). Shard 1 switches the faults, the others send load
+	// only; NoFaults makes shard 1 send load only too, for a separate
+	// FaultsOnly run, which switches the faults and sends no load.
+	// `chaoskit report --merge` judges the shards' run directories as one
+	// run.
+	Shard      Shard
+	NoFaults   bool
+	FaultsOnly bool
+	// StartAt, when set, is the moment the first phase starts (the target
+	// ready before it): shards started at different times, as a CI matrix
+	// or a Kubernetes Indexed Job starts them, run their phases together.
+	StartAt time.Time
 }
 
 // Result is what a run recorded. Timeline holds the run's meta and events
@@ -172,6 +185,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if !opts.Shard.Whole() && opts.Shard.Index > 1 || opts.NoFaults {
+		sc = withoutFaults(sc)
+	}
 	if err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool}); err != nil {
 		return nil, err
 	}
@@ -203,7 +219,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	r.resBuf = bufio.NewWriterSize(rf, 64<<10)
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
-	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale}
+	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale,
+		Shard: opts.Shard.String(), FaultsOnly: opts.FaultsOnly}
 	if len(r.tl.Meta.Vars) == 0 {
 		r.tl.Meta.Vars = nil
 	}
@@ -259,6 +276,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	stopSampler = r.startSampler()
+	if err := r.waitStart(ctx); err != nil {
+		return res, r.stopped(ctx, err)
+	}
 	if err := r.phases(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
@@ -266,6 +286,23 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	return res, r.stopped(ctx, nil)
+}
+
+// waitStart waits until Options.StartAt, if it is set and ahead.
+func (r *run) waitStart(ctx context.Context) error {
+	wait := time.Until(r.opts.StartAt)
+	if r.opts.StartAt.IsZero() || wait <= 0 {
+		return nil
+	}
+	fmt.Fprintf(r.opts.Log, "  waiting %v for the start at %s\n", wait.Round(time.Millisecond), r.opts.StartAt.Format(time.RFC3339))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // stopBudget is how long requests to the control endpoint may go on once

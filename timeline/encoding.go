@@ -177,3 +177,25 @@ func readLines(path string) (*Timeline, error) {
 	}
 	return t, nil
 }
+
+// Export writes the run src records as JSON lines, in the form Read reads
+// (and `chaoskit report` reads from a run directory's FileName): the meta,
+// then every request, then every event. It is how a run leaves the compact
+// form for tools that read JSON (jq, a notebook): `chaoskit export DIR`.
+func Export(src Source, w io.Writer) error {
+	jw := NewWriter(w)
+	head := src.Head()
+	if err := jw.Meta(head.Meta); err != nil {
+		return err
+	}
+	err := src.EachRequest(func(r *Request) error { return jw.Request(r) })
+	if err != nil {
+		return err
+	}
+	for _, e := range head.Events {
+		if err := jw.Event(e); err != nil {
+			return err
+		}
+	}
+	return jw.Flush()
+}

@@ -37,6 +37,12 @@ type Meta struct {
 	// not asked (no faults). It tells a marker that never fired because no
 	// request took its code path from one that could not fire.
 	FaultInjection *bool `json:"fault_injection,omitempty"`
+	// Shard is "i/n" when the run sent the i-th of n slices of the load
+	// (chaoskit run --shard); FaultsOnly is true for a run that switched
+	// the faults and sent no load (--faults-only). `chaoskit report
+	// --merge` judges such runs as one.
+	Shard      string `json:"shard,omitempty"`
+	FaultsOnly bool   `json:"faults_only,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.
