@@ -138,10 +138,10 @@ func (c *shareCheck) in(r *timeline.Request, k *classed) bool {
 
 // shareAcc counts the window's requests and those in the set.
 type shareAcc struct {
-	c       *shareCheck
-	w       *window
-	n, in   int
-	viol    []Violation
+	c     *shareCheck
+	w     *window
+	n, in int
+	viol  []Violation
 }
 
 func (c *shareCheck) start(w *window) acc { return &shareAcc{c: c, w: w} }

@@ -25,7 +25,7 @@ type acc interface {
 type eventCheck func() CheckResult
 
 func (eventCheck) add(*timeline.Request, bool, *classed) {}
-func (f eventCheck) result() CheckResult                  { return f() }
+func (f eventCheck) result() CheckResult                 { return f() }
 
 // judged is one contract being judged: its window and its checks'
 // accumulators, or the reason it cannot be judged.

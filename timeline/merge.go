@@ -44,11 +44,11 @@ func Merge(dirs []string) (*Merged, error) {
 	m.head.Meta.Shard = ""
 	k := uint64(len(m.shards))
 	type span struct {
-		start, end       *Event
-		planned, sent    float64
-		workers          float64
+		start, end        *Event
+		planned, sent     float64
+		workers           float64
 		plannedBy, sentBy float64
-		behindAt         float64
+		behindAt          float64
 	}
 	spans := map[string]*span{}
 	var order []string
