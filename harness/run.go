@@ -60,7 +60,7 @@ func (o *Options) out() io.Writer {
 
 func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Options {
 	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live, Tool: o.Tool,
-		StateDir: o.StateDir, RateScale: o.RateScale})
+		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt})
 }
 
 // Run runs each scenario into its run directory below ReportDir, judges

@@ -86,7 +86,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
-	pacer := r.opts.Shard.pacer(pacerFor(load, p.Duration.D()))
+	pacer := r.opts.Shard.pacer(pacerFor(load, p.Duration.D()), p.Duration.D())
 	if r.opts.FaultsOnly {
 		pacer = idlePacer{}
 	}

@@ -49,17 +49,29 @@ func (s Shard) String() string {
 }
 
 // shardPacer paces one shard's hits: the shard's k-th hit is hit
-// k·n + i of the whole pacer.
+// k·n + i of the whole pacer. du is the phase's duration: vegeta sends a
+// hit when the one before it went out within the duration, so a whole
+// run sends hit g when hit g-1 is due before du, and so does the shard
+// that has g (its own previous hit may be due well before du).
 type shardPacer struct {
 	p    vegeta.Pacer
 	i, n uint64
+	du   time.Duration
 }
 
 var _ vegeta.Pacer = shardPacer{}
 
 // Pace implements vegeta.Pacer.
 func (s shardPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
-	return s.p.Pace(elapsed, hits*s.n+s.i)
+	g := hits*s.n + s.i
+	if g > 0 && s.du > 0 {
+		// When is hit g-1 due, by the pacer asked now? The whole run
+		// reaches hit g only if g-1 went out before du.
+		if wait, stop := s.p.Pace(elapsed, g-1); stop || wait > 0 && elapsed+wait >= s.du {
+			return 0, true
+		}
+	}
+	return s.p.Pace(elapsed, g)
 }
 
 // Rate implements vegeta.Pacer: the shard's share of the rate.
@@ -67,12 +79,12 @@ func (s shardPacer) Rate(elapsed time.Duration) float64 { return s.p.Rate(elapse
 
 func (s shardPacer) String() string { return fmt.Sprintf("shard %d/%d of %v", s.i+1, s.n, s.p) }
 
-// pacer returns the shard's slice of p.
-func (s Shard) pacer(p vegeta.Pacer) vegeta.Pacer {
+// pacer returns the shard's slice of p over a phase lasting du.
+func (s Shard) pacer(p vegeta.Pacer, du time.Duration) vegeta.Pacer {
 	if s.Whole() {
 		return p
 	}
-	return shardPacer{p: p, i: uint64(s.Index - 1), n: uint64(s.Count)}
+	return shardPacer{p: p, i: uint64(s.Index - 1), n: uint64(s.Count), du: du}
 }
 
 // shardRequests hands a shard the requests of its hits: of every n the

@@ -40,8 +40,8 @@ func TestShardsSliceThePacerDisjointly(t *testing.T) {
 			var planned uint64
 			for i := 1; i <= n; i++ {
 				sh := Shard{Index: i, Count: n}
-				union = append(union, dueTimes(sh.pacer(pc.p), time.Second)...)
-				planned += plannedHits(sh.pacer(pc.p), time.Second)
+				union = append(union, dueTimes(sh.pacer(pc.p, time.Second), time.Second)...)
+				planned += plannedHits(sh.pacer(pc.p, time.Second), time.Second)
 			}
 			slices.Sort(union)
 			if !slices.Equal(union, whole) {
@@ -97,6 +97,44 @@ func TestParseShard(t *testing.T) {
 		got, err := ParseShard(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseShard(%q) = %v, %v", tt.in, got, err)
+		}
+	}
+}
+
+// attackCount runs vegeta's attack loop (lib/attack.go) on a virtual clock
+// where each hit takes 1ns to hand over: how many hits an attack of du
+// sends.
+func attackCount(p vegeta.Pacer, du time.Duration) int {
+	var elapsed time.Duration
+	for count := uint64(0); ; count++ {
+		if elapsed > du {
+			return int(count)
+		}
+		wait, stop := p.Pace(elapsed, count)
+		if stop {
+			return int(count)
+		}
+		elapsed += max(wait, 0) + 1
+	}
+}
+
+// TestShardsSendWhatTheWholeRunSends holds the shards to the whole run's
+// count at the end of a phase, where vegeta sends one more hit after the
+// last one due within the duration.
+func TestShardsSendWhatTheWholeRunSends(t *testing.T) {
+	for _, p := range []vegeta.Pacer{vegeta.Rate{Freq: 200, Per: time.Second}, vegeta.Rate{Freq: 7, Per: 100 * time.Millisecond},
+		vegeta.LinearPacer{StartAt: vegeta.Rate{Freq: 100, Per: time.Second}, Slope: 400}} {
+		for _, du := range []time.Duration{time.Second, 3 * time.Second, 1234 * time.Millisecond} {
+			whole := attackCount(p, du)
+			for _, n := range []int{2, 3, 7} {
+				sum := 0
+				for i := 1; i <= n; i++ {
+					sum += attackCount(Shard{Index: i, Count: n}.pacer(p, du), du)
+				}
+				if sum != whole {
+					t.Errorf("%v over %v: %d shards send %d hits in all, the whole run %d", p, du, n, sum, whole)
+				}
+			}
 		}
 	}
 }
