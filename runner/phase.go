@@ -160,6 +160,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 		rec.ch <- res
 	}
 	rec.stop()
+	r.phaseBase += uint64(ph.stats.snapshot().n)
 	stopOnCancel()
 	close(done)
 	wg.Wait()
@@ -388,10 +389,12 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 		tags = strings.Split(t, ",")
 		res.Headers.Del(tagHeader)
 	}
-	// One numbering across the run's phases: vegeta numbers each attack
-	// from 0, and `vegeta plot` draws one point per number.
-	seq := r.seq.Add(1)
-	res.Seq = seq - 1
+	// One numbering across the run's phases, in send order: vegeta numbers
+	// each attack's hits from 0 as it sends them, and `vegeta plot` draws
+	// one point per number, in the order of the numbers. A request's Seq on
+	// the timeline is its number in results.bin plus one.
+	res.Seq += r.phaseBase
+	seq := res.Seq + 1
 	// The results file is for vegeta's report and plot, which read
 	// neither bodies nor headers: the timeline keeps those, once.
 	body, hdr := res.Body, res.Headers

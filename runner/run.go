@@ -141,16 +141,19 @@ type run struct {
 	tl   *timeline.Timeline
 	tlMu sync.Mutex
 	tgt  *target
-	// seq numbers timeline requests; reqSeq feeds {seq} templates.
-	seq, reqSeq atomic.Uint64
-	keep        func(string) bool
-	resBuf      *bufio.Writer
-	resEnc      vegeta.Encoder
-	faults      *faults
-	sampler     *sampler
-	phase       atomic.Value // name of the running phase
-	summary     Summary
-	exitOnce    sync.Once
+	// phaseBase is how many requests the phases before the running one
+	// sent: the running phase's requests are numbered from it. reqSeq feeds
+	// {seq} templates.
+	phaseBase uint64
+	reqSeq    atomic.Uint64
+	keep      func(string) bool
+	resBuf    *bufio.Writer
+	resEnc    vegeta.Encoder
+	faults    *faults
+	sampler   *sampler
+	phase     atomic.Value // name of the running phase
+	summary   Summary
+	exitOnce  sync.Once
 	// stopRun ends the run's context with a cause; werr is the first
 	// record that could not be written.
 	stopRun func(error)
