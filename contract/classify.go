@@ -153,7 +153,7 @@ func (c *Classification) sourceOf(r *timeline.Request) string {
 	if h == "" {
 		h = DefaultSourceHeader
 	}
-	return r.Header(h)
+	return r.Headers[canonical(h)]
 }
 
 // Classify returns the class of r and the source that served it.

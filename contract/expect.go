@@ -36,6 +36,9 @@ type quantifiedCheck struct {
 	// readsBaseline is set when the predicate calls baseline: the run's
 	// baseline bodies are then gathered before the pass (see Judge).
 	readsBaseline bool
+	// readsFaults is set when the predicate reads faults, which takes a
+	// list per request.
+	readsFaults bool
 }
 
 // reqEnv is what a predicate sees: one request.
@@ -112,7 +115,8 @@ func compileQuantified(src string, m []string) (check, error) {
 		se.Hint = predicateNames
 		return nil, se
 	}
-	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age"), readsBaseline: uses(prog, "baseline")}, nil
+	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age"), readsBaseline: uses(prog, "baseline"),
+		readsFaults: uses(prog, "faults")}, nil
 }
 
 // uses reports whether a compiled predicate reads the named variable.
@@ -211,16 +215,24 @@ func margin(got float64, op string, want float64) float64 {
 	return d
 }
 
-// quantifiedAcc runs the predicate on each request of the window.
+// quantifiedAcc runs the predicate on each request of the window. The
+// functions a predicate may call are made once and read the request in
+// hand (cur), so that a request costs no allocation of its own.
 type quantifiedAcc struct {
 	c       *quantifiedCheck
 	w       *window
 	machine vm.VM
 	res     CheckResult
+	cur     *timeline.Request
+	env     reqEnv
 }
 
 func (c *quantifiedCheck) start(w *window) acc {
-	return &quantifiedAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent)}}
+	a := &quantifiedAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent)}}
+	a.env.Header = func(name string) string { return a.cur.Header(name) }
+	a.env.JSON = func(path string) any { v, _ := JSONPath(a.cur.Body, path); return v }
+	a.env.Baseline = func(phase string) any { return w.baseline(phase, a.cur.Target) }
+	return a
 }
 
 func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
@@ -240,14 +252,13 @@ func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
 		return
 	}
 	cl, src := k.get()
-	env := reqEnv{
-		Status: r.Status, Latency: r.Latency, Body: r.Body, Method: r.Method, URL: r.URL, Path: requestPath(r),
-		Target: r.Target, Phase: r.Phase, Error: r.Error, Tags: r.Tags,
-		Class: string(cl), Source: src, Age: age,
-		Faults:   faultsAt(w.faults, r.Time),
-		Header:   r.Header,
-		JSON:     func(path string) any { v, _ := JSONPath(r.Body, path); return v },
-		Baseline: func(phase string) any { return w.baseline(phase, r.Target) },
+	a.cur = r
+	env := &a.env
+	env.Status, env.Latency, env.Body, env.Method, env.URL, env.Path = r.Status, r.Latency, r.Body, r.Method, r.URL, requestPath(r)
+	env.Target, env.Phase, env.Error, env.Tags = r.Target, r.Phase, r.Error, r.Tags
+	env.Class, env.Source, env.Age, env.Faults = string(cl), src, age, nil
+	if a.c.readsFaults {
+		env.Faults = faultsAt(w.faults, r.Time)
 	}
 	out, err := a.machine.Run(a.c.predicate, env)
 	ok, _ := out.(bool)

@@ -37,6 +37,8 @@ type judged struct {
 	// flight measures the window's phase in flight when its load fell
 	// short (see shortfall).
 	flight *inFlight
+	// k is the request in hand's class, reset for each request.
+	k classed
 }
 
 // Judge judges contracts over a recorded run and, when cls is not nil,
@@ -87,9 +89,9 @@ func Judge(src timeline.Source, contracts []*Contract, cls *Classification) ([]V
 			if in {
 				j.w.n++
 			}
-			k := classed{r: r, cls: &j.w.spec.Classify}
+			j.k = classed{r: r, cls: &j.w.spec.Classify}
 			for _, a := range j.accs {
-				a.add(r, in, &k)
+				a.add(r, in, &j.k)
 			}
 			if j.flight != nil {
 				j.flight.add(r)

@@ -46,7 +46,7 @@ func (c *timeCheck) name() string {
 const reorderWindow = 1 << 16
 
 // timeAcc finds, in send order, the first request that starts a run of
-// HoldRun requests mostly of the classes: a bounded heap puts the
+// HoldRun requests mostly of the classes: a bounded queue puts the
 // requests in send order, a ring of HoldRun judges each run.
 type timeAcc struct {
 	c       *timeCheck
@@ -55,8 +55,7 @@ type timeAcc struct {
 	classes []Class
 	from    time.Time
 	until   time.Time
-	pending sentHeap
-	order   int // stream order, for ties
+	pending sentQueue
 	ring    [HoldRun]sentReq
 	inRing  int
 	seen    int // requests taken out of the heap
@@ -68,56 +67,51 @@ type timeAcc struct {
 	skip string
 }
 
-// sentReq is what a time check keeps of one request.
+// sentReq is what a time check keeps of one request: enough to make its
+// violation, should it be one of the first.
 type sentReq struct {
-	t     time.Time
-	order int
-	in    bool
-	v     *Violation // the evidence, when not in
+	t       time.Time
+	in      bool
+	seq     uint64
+	target  string
+	status  int
+	latency time.Duration
+	class   Class
+	source  string
+	err     string
 }
 
-type sentHeap []sentReq
-
-func (h sentHeap) less(i, j int) bool {
-	if !h[i].t.Equal(h[j].t) {
-		return h[i].t.Before(h[j].t)
-	}
-	return h[i].order < h[j].order
+func (s *sentReq) violation(w *window) Violation {
+	return Violation{Seq: s.seq, Time: s.t, Offset: s.t.Sub(w.start), Target: s.target, Status: s.status,
+		Latency: s.latency, Class: s.class, Source: s.source, Error: s.err, Faults: faultsAt(w.faults, s.t)}
 }
 
-func (h *sentHeap) push(s sentReq) {
-	*h = append(*h, s)
-	for i := len(*h) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
-		i = p
+// sentQueue holds requests sorted by send time (stream order for ties),
+// the earliest at head. The record comes nearly in send order (it is in
+// completion order), so a request is inserted a few places from the back
+// at most.
+type sentQueue struct {
+	buf  []sentReq
+	head int
+}
+
+func (q *sentQueue) len() int { return len(q.buf) - q.head }
+
+func (q *sentQueue) push(s sentReq) {
+	q.buf = append(q.buf, s)
+	for i := len(q.buf) - 1; i > q.head && q.buf[i].t.Before(q.buf[i-1].t); i-- {
+		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
 	}
 }
 
-func (h *sentHeap) pop() sentReq {
-	old := *h
-	top := old[0]
-	n := len(old) - 1
-	old[0] = old[n]
-	*h = old[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && h.less(l, m) {
-			m = l
-		}
-		if r < n && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		(*h)[i], (*h)[m] = (*h)[m], (*h)[i]
-		i = m
+func (q *sentQueue) pop() sentReq {
+	s := q.buf[q.head]
+	q.head++
+	if q.head >= 4096 && q.head*2 >= len(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		q.buf, q.head = q.buf[:n], 0
 	}
-	return top
+	return s
 }
 
 func (c *timeCheck) start(w *window) acc {
@@ -158,19 +152,19 @@ func (a *timeAcc) add(r *timeline.Request, _ bool, _ *classed) {
 	if a.skip != "" || r.Time.Before(a.from) || r.Time.After(a.until) || !a.w.selects(r) {
 		return
 	}
+	if a.found {
+		// Decided: the rest only counts.
+		a.res.Samples++
+		return
+	}
 	// The window's classification, even for requests outside the window:
 	// the time runs from the fault, whatever the window.
-	k := classed{r: r, cls: &a.w.spec.Classify}
-	cl, _ := k.get()
-	s := sentReq{t: r.Time, order: a.order, in: slices.Contains(a.classes, cl)}
-	a.order++
+	cl, src := a.w.spec.Classify.Classify(r)
+	s := sentReq{t: r.Time, in: slices.Contains(a.classes, cl), seq: r.Seq, target: r.Target, status: r.Status,
+		latency: r.Latency, class: cl, source: src, err: r.Error}
 	a.res.Samples++
-	if !s.in && !a.found {
-		v := a.w.violation(r, &k)
-		s.v = &v
-	}
 	a.pending.push(s)
-	if len(a.pending) > reorderWindow {
+	if a.pending.len() > reorderWindow {
 		a.next(a.pending.pop())
 	}
 }
@@ -180,8 +174,8 @@ func (a *timeAcc) next(s sentReq) {
 	if a.found {
 		return
 	}
-	if !s.in && s.v != nil && len(a.viol) < MaxViolations {
-		a.viol = append(a.viol, *s.v)
+	if !s.in && len(a.viol) < MaxViolations {
+		a.viol = append(a.viol, s.violation(a.w))
 		a.violAt = append(a.violAt, a.seen)
 	}
 	a.ring[a.seen%HoldRun] = s
@@ -213,7 +207,7 @@ func (a *timeAcc) result() CheckResult {
 	if a.skip != "" {
 		return inconclusive(res, a.skip)
 	}
-	for len(a.pending) > 0 {
+	for a.pending.len() > 0 {
 		a.next(a.pending.pop())
 	}
 	names := classNames(a.classes)

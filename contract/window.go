@@ -255,4 +255,12 @@ func (w *window) requestViolation(r *timeline.Request, c Class, src string) Viol
 		Latency: r.Latency, Class: c, Source: src, Error: r.Error, Faults: faultsAt(w.faults, r.Time)}
 }
 
-func canonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
+// canonical is a header name in canonical form. The default names are
+// asked for on every request: they are canonical already.
+func canonical(name string) string {
+	switch name {
+	case DefaultSourceHeader, DefaultAgeHeader, DefaultBreakerHeader:
+		return name
+	}
+	return textproto.CanonicalMIMEHeaderKey(name)
+}
