@@ -45,8 +45,9 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "how long each attack lasts")
 	runs := flag.Int("runs", 3, "rounds of raw vegeta and chaoskit, alternating; the median of each figure is printed")
 	keep := flag.String("keep", "", "keep the chaoskit run directory of the last round here")
+	only := flag.Bool("chaoskit-only", false, "run chaoskit only (the 10-minute run: its memory and its timeline)")
 	flag.Parse()
-	if err := bench(*chaoskit, *vegeta, *rate, *duration, *runs, *keep); err != nil {
+	if err := bench(*chaoskit, *vegeta, *rate, *duration, *runs, *keep, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "harnessbench:", err)
 		os.Exit(1)
 	}
@@ -75,7 +76,7 @@ type figures struct {
 	results         float64 // bytes per request: results.bin
 }
 
-func bench(chaoskit, vegeta string, rate int, du time.Duration, runs int, keep string) error {
+func bench(chaoskit, vegeta string, rate int, du time.Duration, runs int, keep string, only bool) error {
 	for _, p := range []string{chaoskit, vegeta} {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("%s: %w (make bench-harness builds it)", p, err)
@@ -105,11 +106,15 @@ func bench(chaoskit, vegeta string, rate int, du time.Duration, runs int, keep s
 	}
 	var raw, ck []figures
 	for i := range runs {
-		r, err := runVegeta(vegeta, dir, addr, rate, du)
-		if err != nil {
-			return err
+		if only {
+			raw = append(raw, figures{})
+		} else {
+			r, err := runVegeta(vegeta, dir, addr, rate, du)
+			if err != nil {
+				return err
+			}
+			raw = append(raw, r)
 		}
-		raw = append(raw, r)
 		runDir := filepath.Join(dir, fmt.Sprintf("chaoskit-%d", i))
 		c, err := runChaoskit(chaoskit, runDir, addr, rate, du)
 		if err != nil {
@@ -138,7 +143,7 @@ func bench(chaoskit, vegeta string, rate int, du time.Duration, runs int, keep s
 			r = fmt.Sprintf("%.2f×", b/a)
 		}
 		av := fmt.Sprintf("%.3g %s", a, unit)
-		if a == 0 && !ratio {
+		if a == 0 {
 			av = "—"
 		}
 		fmt.Printf("| %s | %s | %.3g %s | %s |\n", name, av, b, unit, r)
@@ -229,24 +234,48 @@ func runVegeta(vegeta, dir, addr string, rate int, du time.Duration) (figures, e
 		results: float64(st.Size()) / float64(max(rep.Requests, 1))}, nil
 }
 
+// scenario is the load of one chaoskit round: three phases splitting the
+// duration, with contracts on every phase and on the whole run, so that
+// judging costs what it costs in a real run.
 const scenario = `name: harness-bench
 description: the harness's own cost, against a trivial loopback server
 target:
-  url: http://%s
+  url: http://%[1]s
 load:
-  rate: %d/s
+  rate: %[2]d/s
   timeout: 5s
+  max_workers: 1000
   requests:
     - path: /products/{1..50}
 phases:
-  - name: steady
-    duration: %v
+  - name: before
+    duration: %[3]v
+  - name: middle
+    duration: %[3]v
+  - name: after
+    duration: %[3]v
 contracts:
-  - name: the server answers
-    phase: steady
+  - name: before
+    phase: before
     expect:
       - status == 200 for >= 99%%
       - p99 latency < 1s
+  - name: middle
+    phase: middle
+    settle: 100ms
+    expect:
+      - status == 200 for >= 99%%
+      - primary >= 99%%
+      - p99 latency < 1s
+  - name: after
+    phase: after
+    expect:
+      - status == 200 for >= 99%%
+      - p999 latency < 2s
+  - name: the whole run
+    expect:
+      - status 5xx <= 1%%
+      - rps >= 100
 `
 
 func runChaoskit(chaoskit, runDir, addr string, rate int, du time.Duration) (figures, error) {
@@ -254,7 +283,7 @@ func runChaoskit(chaoskit, runDir, addr string, rate int, du time.Duration) (fig
 		return figures{}, err
 	}
 	file := filepath.Join(runDir, "harness-bench.yaml")
-	if err := os.WriteFile(file, fmt.Appendf(nil, scenario, addr, rate, du), 0o644); err != nil {
+	if err := os.WriteFile(file, fmt.Appendf(nil, scenario, addr, rate, du/3), 0o644); err != nil {
 		return figures{}, err
 	}
 	out := filepath.Join(runDir, "out")
