@@ -124,16 +124,59 @@ type measure struct {
 	// points are the breaker states read from response headers, where
 	// they change, when the run has no state samples.
 	points []StateSample
+	// other is a class outside Classes a rule gave, counted in the last
+	// place of the class arrays (rules give only Classes; this is a guard).
+	other Class
 }
 
+// phaseAcc and bucketAcc count in arrays, turned into the maps of
+// PhaseMetrics and Bucket at the end: a map update per request and figure
+// is what judging spent most of its time on.
 type phaseAcc struct {
-	pm  *PhaseMetrics
-	lat *latencies
+	pm       *PhaseMetrics
+	lat      *latencies
+	classes  [numClasses]int
+	statuses [600]int
 }
 
 type bucketAcc struct {
-	b   *Bucket
-	lat *latencies
+	b       *Bucket
+	lat     *latencies
+	classes [numClasses]int
+}
+
+// numClasses is len(Classes); classIndex a class's place in it (the last
+// place for a class that is none of them).
+const numClasses = 6
+
+func classIndex(c Class) int {
+	switch c {
+	case Primary:
+		return 0
+	case Fallback:
+		return 1
+	case Rejected:
+		return 2
+	case Error:
+		return 3
+	case Timeout:
+		return 4
+	}
+	return 5
+}
+
+// countClasses adds counts by class index to m.
+func countClasses(m map[Class]int, counts *[numClasses]int, other Class) {
+	for i, n := range counts {
+		if n == 0 {
+			continue
+		}
+		c := other
+		if i < len(Classes) {
+			c = Classes[i]
+		}
+		m[c] += n
+	}
 }
 
 func newMeasure(tl *timeline.Timeline, cls Classification, routes *routeCache) *measure {
@@ -188,25 +231,34 @@ func newMeasure(tl *timeline.Timeline, cls Classification, routes *routeCache) *
 func (ms *measure) add(r *timeline.Request) {
 	k := classed{r: r, cls: &ms.cls}
 	c, _ := k.get()
+	ci := classIndex(c)
+	if ci == numClasses-1 {
+		ms.other = c
+	}
 	if pa := ms.phases[r.Phase]; pa != nil {
 		pa.pm.Requests++
-		pa.pm.Classes[c]++
-		pa.pm.Statuses[statusKey(r.Status)]++
+		pa.classes[ci]++
+		if r.Status >= 0 && r.Status < len(pa.statuses) {
+			pa.statuses[r.Status]++
+		} else {
+			pa.pm.Statuses[strconv.Itoa(r.Status)]++
+		}
 		pa.lat.add(r.Latency)
 	}
 	if at := r.Time.Sub(ms.m.Start); at >= 0 && at <= ms.end {
 		ba := &ms.buckets[int(at/ms.m.Series.Bucket)]
 		ba.b.Requests++
-		ba.b.Classes[c]++
+		ba.classes[ci]++
 		ba.lat.add(r.Latency)
 	}
+	route := ms.routes.route(r)
 	if ms.hasBase && r.Phase == ms.base {
-		ms.before.add(r, &k)
+		ms.before.addRoute(route, r, &k)
 	}
 	if d := ms.during[r.Phase]; d != nil {
-		d.add(r, &k)
+		d.addRoute(route, r, &k)
 	}
-	ms.ages.add(r, ms.routes.route(r), &ms.cls)
+	ms.ages.add(r, route, &ms.cls)
 	if !ms.breakers {
 		if st := r.Header(DefaultBreakerHeader); st != "" {
 			if n := len(ms.points); n == 0 || ms.points[n-1].State != st {
@@ -240,12 +292,24 @@ func (ms *measure) result() *Measurement {
 		if pm.Duration > 0 {
 			pm.RPS = float64(pm.Requests) / pm.Duration.Seconds()
 		}
-		if pa := ms.phases[pm.Name]; pa != nil && pa.pm == pm && pa.lat.count() > 0 {
+		pa := ms.phases[pm.Name]
+		if pa == nil || pa.pm != pm {
+			continue
+		}
+		countClasses(pm.Classes, &pa.classes, ms.other)
+		for code, n := range pa.statuses {
+			if n > 0 {
+				pm.Statuses[statusKey(code)] += n
+			}
+		}
+		if pa.lat.count() > 0 {
 			pm.P50, pm.P90, pm.P99, pm.Max = pa.lat.percentile(50), pa.lat.percentile(90), pa.lat.percentile(99), pa.lat.max
 		}
 	}
 	for i := range ms.buckets {
-		if ba := ms.buckets[i]; ba.lat.count() > 0 {
+		ba := &ms.buckets[i]
+		countClasses(ba.b.Classes, &ba.classes, ms.other)
+		if ba.lat.count() > 0 {
 			ba.b.P50, ba.b.P99 = ba.lat.percentile(50), ba.lat.percentile(99)
 		}
 	}

@@ -101,7 +101,11 @@ func newRouteTallies(classes []StatusRange, routes *routeCache) *routeTallies {
 }
 
 func (rt *routeTallies) add(r *timeline.Request, k *classed) string {
-	route := rt.routes.route(r)
+	return rt.addRoute(rt.routes.route(r), r, k)
+}
+
+// addRoute counts r, whose route is known.
+func (rt *routeTallies) addRoute(route string, r *timeline.Request, k *classed) string {
 	t := rt.m[route]
 	if t == nil {
 		t = &routeTally{in: map[StatusRange]int{}}
