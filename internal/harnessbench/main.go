@@ -71,6 +71,7 @@ func serve(addr string) {
 type figures struct {
 	rate, p99, mean float64 // per second; milliseconds
 	rss             float64 // MB
+	cpu             float64 // seconds, user and system
 	requests        int
 	onDisk          float64 // bytes per request: the timeline
 	results         float64 // bytes per request: results.bin
@@ -153,6 +154,7 @@ func bench(chaoskit, vegeta string, rate int, du time.Duration, runs int, keep s
 	row("same: p99 latency it measured", "ms", func(f figures) float64 { return f.p99 }, true)
 	row("same: mean latency", "ms", func(f figures) float64 { return f.mean }, true)
 	row(fmt.Sprintf("peak RSS, %.0fk requests", n/1000), "MB", func(f figures) float64 { return f.rss }, true)
+	row("CPU time (user + system)", "s", func(f figures) float64 { return f.cpu }, true)
 	row("timeline on disk", "B/request", func(f figures) float64 { return f.onDisk }, false)
 	row("results.bin on disk", "B/request", func(f figures) float64 { return f.results }, true)
 	return nil
@@ -188,28 +190,29 @@ func waitUp(url string) error {
 	return errors.New("the loopback server did not come up")
 }
 
-// run runs cmd and returns its peak RSS in MB.
-func run(cmd *exec.Cmd) (float64, error) {
+// run runs cmd and returns its peak RSS in MB and the CPU time it took.
+func run(cmd *exec.Cmd) (rss, cpu float64, err error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 { // 1: a contract failed, still measured
-			return 0, fmt.Errorf("%s: %v\n%s", cmd.Path, err, stderr.String())
+			return 0, 0, fmt.Errorf("%s: %v\n%s", cmd.Path, err, stderr.String())
 		}
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
-		return 0, errors.New("no rusage")
+		return 0, 0, errors.New("no rusage")
 	}
-	return float64(ru.Maxrss) / 1024, nil // kB on Linux
+	cpu = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	return float64(ru.Maxrss) / 1024, cpu, nil // kB on Linux
 }
 
 func runVegeta(vegeta, dir, addr string, rate int, du time.Duration) (figures, error) {
 	results := filepath.Join(dir, "vegeta.bin")
 	attack := exec.Command(vegeta, "attack", fmt.Sprintf("-rate=%d", rate), "-duration="+du.String(), "-max-workers=500", "-output="+results)
 	attack.Stdin = strings.NewReader("GET http://" + addr + "/products/7\n")
-	rss, err := run(attack)
+	rss, cpu, err := run(attack)
 	if err != nil {
 		return figures{}, err
 	}
@@ -230,7 +233,7 @@ func runVegeta(vegeta, dir, addr string, rate int, du time.Duration) (figures, e
 	}
 	st, _ := os.Stat(results)
 	os.Remove(results)
-	return figures{rate: rep.Rate, p99: ms(rep.Latencies.P99), mean: ms(rep.Latencies.Mean), rss: rss, requests: rep.Requests,
+	return figures{rate: rep.Rate, p99: ms(rep.Latencies.P99), mean: ms(rep.Latencies.Mean), rss: rss, cpu: cpu, requests: rep.Requests,
 		results: float64(st.Size()) / float64(max(rep.Requests, 1))}, nil
 }
 
@@ -290,7 +293,7 @@ func runChaoskit(chaoskit, runDir, addr string, rate int, du time.Duration) (fig
 	cmd := exec.Command(chaoskit, "run", file, "--report-dir", out, "--format", "json")
 	cmd.Stdout = io.Discard
 	cmd.Env = append(os.Environ(), "CHAOSKIT_STATE_DIR="+filepath.Join(runDir, "state"), "NO_COLOR=1")
-	rss, err := run(cmd)
+	rss, cpu, err := run(cmd)
 	if err != nil {
 		return figures{}, err
 	}
@@ -329,7 +332,7 @@ func runChaoskit(chaoskit, runDir, addr string, rate int, du time.Duration) (fig
 	}
 	n := float64(len(lat))
 	f := figures{
-		p99: ms(int64(lat[(99*len(lat)+99)/100-1])), mean: ms(int64(sum) / int64(len(lat))), rss: rss, requests: len(lat),
+		p99: ms(int64(lat[(99*len(lat)+99)/100-1])), mean: ms(int64(sum) / int64(len(lat))), rss: rss, cpu: cpu, requests: len(lat),
 		onDisk:  (size(timeline.FileName) + size(timeline.RequestsFile)) / n,
 		results: size("results.bin") / n,
 	}
