@@ -175,8 +175,9 @@ func NewRequestWriter(w io.Writer, baseURL string) *RequestWriter {
 
 // Add records one request. body is the response body, whatever its size;
 // q.Body, q.BodySize and q.BodyHash are ignored and q.Body is set to the
-// text kept (shared with the writer's table: do not change it). q.Seq
-// must grow from one request to the next.
+// text kept (shared with the writer's table: do not change it). Requests
+// come in any order of Seq (the runner adds them as they complete, numbered
+// as they were sent): each is stored as its difference from the one before.
 func (w *RequestWriter) Add(q *Request, body []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
