@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,5 +115,40 @@ func TestMergeShards(t *testing.T) {
 
 	if _, err := Merge([]string{filepath.Join(dir, "s1"), filepath.Join(dir, "nope")}); err == nil {
 		t.Error("a missing run directory merged")
+	}
+}
+
+// TestExportReadsBack: the JSON lines of Export are a timeline Read takes
+// back whole.
+func TestExportReadsBack(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0).UTC()
+	dir := filepath.Join(t.TempDir(), "run")
+	events := []Event{{Time: t0, Kind: PhaseStart, Phase: "p"}, {Time: t0.Add(time.Second), Kind: PhaseEnd, Phase: "p"},
+		{Time: t0.Add(time.Second), Kind: RunEnd, Message: "completed"}}
+	writeRun(t, dir, Meta{Scenario: "s", BaseURL: "http://127.0.0.1:1"}, events, t0, time.Millisecond, 500)
+	s, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Export(s, &buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Requests) != 500 || len(back.Events) != 3 || !back.Complete || back.Meta.Scenario != "s" {
+		t.Fatalf("read back %d requests, %d events, complete %v", len(back.Requests), len(back.Events), back.Complete)
+	}
+	for i := range back.Requests {
+		a, b := back.Requests[i], whole.Requests[i]
+		if a.Seq != b.Seq || !a.Time.Equal(b.Time) || a.URL != b.URL || a.Target != b.Target || a.Latency != b.Latency {
+			t.Fatalf("request %d: exported %+v, recorded %+v", i, a, b)
+		}
 	}
 }
