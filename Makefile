@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo demo-deps test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99 proto
+.PHONY: all build demo demo-deps test vet unit check-build clean fuzz gofuzz fuzz-demo ack-p99 proto bench-harness
 
 all: build
 
@@ -189,3 +189,15 @@ ack-p99: build
 	done; \
 	cat $(CACHE)/ack/*/*/timeline.jsonl | grep -o '"ack_ns":[0-9]*' | cut -d: -f2 | sort -n | \
 		awk '{a[NR]=$$1} END {i=int((99*NR+99)/100); printf "fault acks over %d runs: n=%d p99=%.2fms max=%.2fms\n", $(ACK_RUNS), NR, a[i]/1e6, a[NR]/1e6}'
+
+# The harness's own cost at scale (BENCHMARKS.md, "The harness at scale"):
+# raw vegeta (the CLI of the pinned module) and chaoskit side by side at
+# HARNESS_RATE against a trivial loopback server, HARNESS_RUNS alternating
+# rounds of HARNESS_DURATION each, the median of each figure printed.
+HARNESS_RATE ?= 10000
+HARNESS_DURATION ?= 10s
+HARNESS_RUNS ?= 3
+bench-harness: build
+	$(GO) build -o $(BIN)/vegeta github.com/tsenart/vegeta/v12
+	$(GO) build -o $(BIN)/harnessbench ./internal/harnessbench
+	$(BIN)/harnessbench -chaoskit $(BIN)/chaoskit -vegeta $(BIN)/vegeta -rate $(HARNESS_RATE) -duration $(HARNESS_DURATION) -runs $(HARNESS_RUNS)

@@ -3,7 +3,6 @@ package contract
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -35,52 +34,54 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[rank-1]
 }
 
-func sortedLatencies(reqs []timeline.Request) []time.Duration {
-	out := make([]time.Duration, len(reqs))
-	for i := range reqs {
-		out[i] = reqs[i].Latency
-	}
-	slices.Sort(out)
-	return out
-}
-
-func (c *latencyCheck) measure(sorted []time.Duration) time.Duration {
+func (c *latencyCheck) measure(l *latencies) time.Duration {
 	switch c.stat {
 	case "min":
-		return sorted[0]
+		return l.min
 	case "max":
-		return sorted[len(sorted)-1]
+		return l.max
 	case "med":
-		return Percentile(sorted, 50)
+		return l.percentile(50)
 	case "avg", "mean":
-		var sum time.Duration
-		for _, d := range sorted {
-			sum += d
-		}
-		return sum / time.Duration(len(sorted))
+		return l.mean()
 	}
-	return Percentile(sorted, c.pct)
+	return l.percentile(c.pct)
 }
 
-func (c *latencyCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: len(w.reqs)}
-	if len(w.reqs) == 0 {
+// latencyAcc keeps the window's latencies in a sketch and, as evidence,
+// the first requests on the wrong side of the threshold.
+type latencyAcc struct {
+	c    *latencyCheck
+	w    *window
+	lat  *latencies
+	viol []Violation
+}
+
+func (c *latencyCheck) start(w *window) acc { return &latencyAcc{c: c, w: w, lat: newLatencies()} }
+
+func (a *latencyAcc) add(r *timeline.Request, in bool, k *classed) {
+	if !in {
+		return
+	}
+	a.lat.add(r.Latency)
+	if len(a.viol) < MaxViolations && !compare(float64(r.Latency), a.c.op, float64(a.c.want)) {
+		a.viol = append(a.viol, a.w.violation(r, k))
+	}
+}
+
+func (a *latencyAcc) result() CheckResult {
+	c := a.c
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.lat.count()}
+	if a.lat.count() == 0 {
 		return noRequests(res)
 	}
-	got := c.measure(sortedLatencies(w.reqs))
+	got := c.measure(a.lat)
 	res.Measured = fmtDur(got)
 	res.Margin = margin(float64(got), c.op, float64(c.want))
 	res.Outcome = outcome(compare(float64(got), c.op, float64(c.want)))
 	if res.Outcome == Fail {
 		// The evidence: the requests on the wrong side of the threshold.
-		for i := range w.reqs {
-			if !compare(float64(w.reqs[i].Latency), c.op, float64(c.want)) {
-				res.Violations = append(res.Violations, w.violation(i))
-				if len(res.Violations) == MaxViolations {
-					break
-				}
-			}
-		}
+		res.Violations = a.viol
 	}
 	return res
 }
@@ -100,17 +101,19 @@ type rateCheck struct {
 	wantText string
 }
 
-func (c *rateCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: len(w.reqs)}
-	got := float64(len(w.reqs))
-	res.Measured = strconv.Itoa(len(w.reqs))
-	if c.what == "rps" {
-		got /= w.end.Sub(w.start).Seconds()
-		res.Measured = strconv.FormatFloat(got, 'f', 1, 64) + "/s"
-	}
-	res.Margin = margin(got, c.op, c.want)
-	res.Outcome = outcome(compare(got, c.op, c.want))
-	return res
+func (c *rateCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult {
+		res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: w.n}
+		got := float64(w.n)
+		res.Measured = strconv.Itoa(w.n)
+		if c.what == "rps" {
+			got /= w.end.Sub(w.start).Seconds()
+			res.Measured = strconv.FormatFloat(got, 'f', 1, 64) + "/s"
+		}
+		res.Margin = margin(got, c.op, c.want)
+		res.Outcome = outcome(compare(got, c.op, c.want))
+		return res
+	})
 }
 
 // shareCheck is a share of the window's requests of a class
@@ -125,38 +128,54 @@ type shareCheck struct {
 	want   float64
 }
 
-func (c *shareCheck) in(w *window, i int) bool {
+func (c *shareCheck) in(r *timeline.Request, k *classed) bool {
 	if c.status != nil {
-		return c.status.Has(w.reqs[i].Status)
+		return c.status.Has(r.Status)
 	}
-	return w.classes[i] == c.class && (c.source == "" || w.sources[i] == c.source)
+	cl, src := k.get()
+	return cl == c.class && (c.source == "" || src == c.source)
 }
 
-func (c *shareCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: len(w.reqs)}
-	if len(w.reqs) == 0 {
-		return noRequests(res)
+// shareAcc counts the window's requests and those in the set.
+type shareAcc struct {
+	c     *shareCheck
+	w     *window
+	n, in int
+	viol  []Violation
+}
+
+func (c *shareCheck) start(w *window) acc { return &shareAcc{c: c, w: w} }
+
+func (a *shareAcc) add(r *timeline.Request, in bool, k *classed) {
+	if !in {
+		return
 	}
+	a.n++
 	// A lower bound is broken by the requests outside the set, an upper
 	// bound by those inside it.
-	lower := c.op == ">" || c.op == ">="
-	n := 0
-	for i := range w.reqs {
-		in := c.in(w, i)
-		if in {
-			n++
-		}
-		if in != lower && len(res.Violations) < MaxViolations {
-			res.Violations = append(res.Violations, w.violation(i))
-		}
+	lower := a.c.op == ">" || a.c.op == ">="
+	isIn := a.c.in(r, k)
+	if isIn {
+		a.in++
 	}
-	share := 100 * float64(n) / float64(len(w.reqs))
-	res.Matched = n
-	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), n, len(w.reqs))
+	if isIn != lower && len(a.viol) < MaxViolations {
+		a.viol = append(a.viol, a.w.violation(r, k))
+	}
+}
+
+func (a *shareAcc) result() CheckResult {
+	c := a.c
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: a.n}
+	if a.n == 0 {
+		return noRequests(res)
+	}
+	share := 100 * float64(a.in) / float64(a.n)
+	res.Matched = a.in
+	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), a.in, a.n)
 	res.Margin = margin(share, c.op, c.want)
 	res.Outcome = outcome(compare(share, c.op, c.want))
-	if res.Outcome == Pass {
-		res.Violations = nil
+	if res.Outcome != Pass {
+		res.Violations = a.viol
 	}
 	return res
 }
@@ -169,49 +188,65 @@ type staleCheck struct {
 	wantText string
 }
 
-func (c *staleCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}
-	var oldest time.Duration
-	var bad int
-	var firstBad error
-	for i := range w.reqs {
-		age, ok, err := w.spec.Classify.Age(&w.reqs[i])
-		if err != nil {
-			// A copy of unknown age may be older than any bound.
-			res.Samples++
-			if bad++; firstBad == nil {
-				firstBad = err
-			}
-			if len(res.Violations) < MaxViolations {
-				v := w.violation(i)
-				v.Detail = err.Error()
-				res.Violations = append(res.Violations, v)
-			}
-			continue
-		}
-		if !ok {
-			continue
-		}
+// staleAcc tracks the oldest copy served in the window.
+type staleAcc struct {
+	c        *staleCheck
+	w        *window
+	res      CheckResult
+	oldest   time.Duration
+	bad      int
+	firstBad error
+}
+
+func (c *staleCheck) start(w *window) acc {
+	return &staleAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}}
+}
+
+func (a *staleAcc) add(r *timeline.Request, in bool, k *classed) {
+	if !in {
+		return
+	}
+	res := &a.res
+	age, ok, err := a.w.spec.Classify.Age(r)
+	if err != nil {
+		// A copy of unknown age may be older than any bound.
 		res.Samples++
-		oldest = max(oldest, age)
-		if !compare(float64(age), c.op, float64(c.want)) && len(res.Violations) < MaxViolations {
-			v := w.violation(i)
-			v.Detail = "served a copy " + fmtDur(age) + " old"
+		if a.bad++; a.firstBad == nil {
+			a.firstBad = err
+		}
+		if len(res.Violations) < MaxViolations {
+			v := a.w.violation(r, k)
+			v.Detail = err.Error()
 			res.Violations = append(res.Violations, v)
 		}
+		return
 	}
+	if !ok {
+		return
+	}
+	res.Samples++
+	a.oldest = max(a.oldest, age)
+	if !compare(float64(age), a.c.op, float64(a.c.want)) && len(res.Violations) < MaxViolations {
+		v := a.w.violation(r, k)
+		v.Detail = "served a copy " + fmtDur(age) + " old"
+		res.Violations = append(res.Violations, v)
+	}
+}
+
+func (a *staleAcc) result() CheckResult {
+	res, c := a.res, a.c
 	if res.Samples == 0 {
 		// Nothing served from a copy cannot serve a stale one.
 		res.Outcome, res.Measured, res.Margin = Pass, "no copies served", 100
 		return res
 	}
-	if bad > 0 {
+	if a.bad > 0 {
 		res.Outcome, res.Margin = Fail, -100
-		res.Measured = fmt.Sprintf("unknown: %d of %d copies state no age (%v)", bad, res.Samples, firstBad)
+		res.Measured = fmt.Sprintf("unknown: %d of %d copies state no age (%v)", a.bad, res.Samples, a.firstBad)
 		return res
 	}
-	res.Measured = fmt.Sprintf("%s oldest of %d copies", fmtDur(oldest), res.Samples)
-	res.Margin = margin(float64(oldest), c.op, float64(c.want))
-	res.Outcome = outcome(compare(float64(oldest), c.op, float64(c.want)))
+	res.Measured = fmt.Sprintf("%s oldest of %d copies", fmtDur(a.oldest), res.Samples)
+	res.Margin = margin(float64(a.oldest), c.op, float64(c.want))
+	res.Outcome = outcome(compare(float64(a.oldest), c.op, float64(c.want)))
 	return res
 }

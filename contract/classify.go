@@ -153,7 +153,7 @@ func (c *Classification) sourceOf(r *timeline.Request) string {
 	if h == "" {
 		h = DefaultSourceHeader
 	}
-	return r.Header(h)
+	return r.Headers[canonical(h)]
 }
 
 // Classify returns the class of r and the source that served it.
@@ -317,40 +317,57 @@ func (e *AgeError) Error() string {
 // when no expectation reads age, since a service that states such ages
 // has a broken fallback or a wrong classify.age_header.
 func BadAges(tl *timeline.Timeline, cls Classification) []Finding {
-	type tally struct {
-		n, bad int
-		first  *timeline.Request
-		err    error
-	}
-	byRoute := map[string]*tally{}
-	var routes []string
-	for i := range tl.Requests {
-		r := &tl.Requests[i]
-		k := Route(r)
-		t := byRoute[k]
-		if t == nil {
-			t = &tally{}
-			byRoute[k] = t
-			routes = append(routes, k)
-		}
-		t.n++
-		if _, _, err := cls.Age(r); err != nil {
-			if t.bad == 0 {
-				t.first, t.err = r, err
-			}
-			t.bad++
-		}
-	}
 	var out []Finding
-	for _, k := range routes {
-		t := byRoute[k]
+	for _, f := range Measure(tl, cls).Findings {
+		if f.Kind == "bad_age" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ageTally counts a route's responses and those with a bad age, with the
+// first of them.
+type ageTally struct {
+	n, bad     int
+	firstSeq   uint64
+	firstPhase string
+	err        error
+}
+
+// ageTallies tallies bad ages per route, in the order routes first showed.
+type ageTallies struct {
+	byRoute map[string]*ageTally
+	routes  []string
+}
+
+func (a *ageTallies) add(r *timeline.Request, route string, cls *Classification) {
+	t := a.byRoute[route]
+	if t == nil {
+		t = &ageTally{}
+		a.byRoute[route] = t
+		a.routes = append(a.routes, route)
+	}
+	t.n++
+	if _, _, err := cls.Age(r); err != nil {
+		if t.bad == 0 {
+			t.firstSeq, t.firstPhase, t.err = r.Seq, r.Phase, err
+		}
+		t.bad++
+	}
+}
+
+func (a *ageTallies) findings() []Finding {
+	var out []Finding
+	for _, k := range a.routes {
+		t := a.byRoute[k]
 		if t.bad == 0 {
 			continue
 		}
 		out = append(out, Finding{
-			Kind: "bad_age", Phase: t.first.Phase, Route: k, Total: t.n, Share: 100 * float64(t.bad) / float64(t.n),
+			Kind: "bad_age", Phase: t.firstPhase, Route: k, Total: t.n, Share: 100 * float64(t.bad) / float64(t.n),
 			Message: fmt.Sprintf("%s: %d of %d responses state an age that is not one (first: %v, request %d in %s); how old those copies were is unknown, and every expectation that reads age counts them as violations: fix the header the service sends, or name the right one in classify.age_header",
-				k, t.bad, t.n, t.err, t.first.Seq, phaseName(t.first.Phase)),
+				k, t.bad, t.n, t.err, t.firstSeq, phaseName(t.firstPhase)),
 		})
 	}
 	return out

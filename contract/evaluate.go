@@ -13,11 +13,6 @@ type Contract struct {
 	checks []check
 }
 
-// check is one compiled expectation.
-type check interface {
-	evaluate(w *window) CheckResult
-}
-
 // Compile parses a Spec's expectations. Errors are *ExpectError values
 // naming the expectation, wrapping a *SyntaxError.
 func Compile(s Spec) (*Contract, error) {
@@ -35,18 +30,28 @@ func Compile(s Spec) (*Contract, error) {
 	return c, nil
 }
 
-// Evaluate judges the contract over the timeline.
+// Evaluate judges the contract over the timeline (see Judge).
 func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
+	vs, _, err := Judge(tl, []*Contract{c}, nil)
+	if err != nil { // an in-memory timeline reads without error
+		return Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: windowName(&c.Spec), Outcome: Inconclusive, Reason: err.Error(), Measured: "no data"}
+	}
+	return vs[0]
+}
+
+// verdict folds a judged contract's checks into its verdict.
+func (j *judged) verdict() Verdict {
+	c := j.c
 	v := Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: windowName(&c.Spec)}
-	w, err := newWindow(tl, &c.Spec)
-	if err != nil {
-		v.Outcome, v.Reason, v.Measured = Inconclusive, err.Error(), "no data"
+	if j.err != nil {
+		v.Outcome, v.Reason, v.Measured = Inconclusive, j.err.Error(), "no data"
 		return v
 	}
+	w := j.w
 	v.Start, v.End = w.start, w.end
-	v.Samples = len(w.reqs)
-	for _, ch := range c.checks {
-		v.Checks = append(v.Checks, ch.evaluate(w))
+	v.Samples = w.n
+	for _, a := range j.accs {
+		v.Checks = append(v.Checks, a.result())
 	}
 	minSamples := c.Spec.MinSamples
 	if minSamples <= 0 {
@@ -58,13 +63,14 @@ func (c *Contract) Evaluate(tl *timeline.Timeline) Verdict {
 			unfired = append(unfired, f.Point)
 		}
 	}
+	short := w.shortfall(j.flight)
 	switch {
 	case len(unfired) > 0:
 		v.Outcome = Inconclusive
-		v.Reason = unfiredReason(tl.Meta.FaultInjection, unfired, c.Spec.Phase)
-	case w.shortfall() != "":
+		v.Reason = unfiredReason(w.tl.Meta.FaultInjection, unfired, c.Spec.Phase)
+	case short != "":
 		v.Outcome = Inconclusive
-		v.Reason = w.shortfall()
+		v.Reason = short
 	case v.Samples < minSamples:
 		v.Outcome = Inconclusive
 		v.Reason = fmt.Sprintf("%d requests in the window, fewer than min_samples %d", v.Samples, minSamples)
@@ -125,13 +131,17 @@ func (v *Verdict) decisive() *CheckResult {
 	return best
 }
 
-// Evaluate judges every contract over the timeline, in order.
+// Evaluate judges every contract over the timeline, in order, in one
+// pass (see Judge).
 func Evaluate(contracts []*Contract, tl *timeline.Timeline) []Verdict {
-	out := make([]Verdict, len(contracts))
-	for i, c := range contracts {
-		out[i] = c.Evaluate(tl)
+	vs, _, err := Judge(tl, contracts, nil)
+	if err != nil {
+		vs = make([]Verdict, len(contracts))
+		for i, c := range contracts {
+			vs[i] = Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: windowName(&c.Spec), Outcome: Inconclusive, Reason: err.Error(), Measured: "no data"}
+		}
 	}
-	return out
+	return vs
 }
 
 // Overall folds verdicts into one: fail if any failed, else inconclusive if

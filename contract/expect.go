@@ -13,6 +13,8 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // quantified matches `PREDICATE for >= 99%`.
@@ -31,6 +33,12 @@ type quantifiedCheck struct {
 	// readsAge is set when the predicate uses age: a request whose age
 	// header states no age then breaks it, whatever the predicate says.
 	readsAge bool
+	// readsBaseline is set when the predicate calls baseline: the run's
+	// baseline bodies are then gathered before the pass (see Judge).
+	readsBaseline bool
+	// readsFaults is set when the predicate reads faults, which takes a
+	// list per request.
+	readsFaults bool
 }
 
 // reqEnv is what a predicate sees: one request.
@@ -107,7 +115,8 @@ func compileQuantified(src string, m []string) (check, error) {
 		se.Hint = predicateNames
 		return nil, se
 	}
-	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age")}, nil
+	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age"), readsBaseline: uses(prog, "baseline"),
+		readsFaults: uses(prog, "faults")}, nil
 }
 
 // uses reports whether a compiled predicate reads the named variable.
@@ -206,40 +215,64 @@ func margin(got float64, op string, want float64) float64 {
 	return d
 }
 
-func (c *quantifiedCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent), Samples: len(w.reqs)}
-	var machine vm.VM
-	for i := range w.reqs {
-		r := &w.reqs[i]
-		age, ageErr := w.age(r)
-		if ageErr != nil && c.readsAge {
-			// No age can satisfy a predicate on age, nor be shown to.
-			if len(res.Violations) < MaxViolations {
-				v := w.violation(i)
-				v.Detail = ageErr.Error()
-				res.Violations = append(res.Violations, v)
-			}
-			continue
-		}
-		env := reqEnv{
-			Status: r.Status, Latency: r.Latency, Body: r.Body, Method: r.Method, URL: r.URL, Path: requestPath(r),
-			Target: r.Target, Phase: r.Phase, Error: r.Error, Tags: r.Tags,
-			Class: string(w.classes[i]), Source: w.sources[i], Age: age,
-			Faults:   faultsAt(w.faults, r.Time),
-			Header:   r.Header,
-			JSON:     func(path string) any { v, _ := JSONPath(r.Body, path); return v },
-			Baseline: func(phase string) any { return w.baseline(phase, r.Target) },
-		}
-		out, err := machine.Run(c.predicate, env)
-		ok, _ := out.(bool)
-		if err == nil && ok {
-			res.Matched++
-			continue
-		}
-		if len(res.Violations) < MaxViolations {
-			res.Violations = append(res.Violations, w.violation(i))
-		}
+// quantifiedAcc runs the predicate on each request of the window. The
+// functions a predicate may call are made once and read the request in
+// hand (cur), so that a request costs no allocation of its own.
+type quantifiedAcc struct {
+	c       *quantifiedCheck
+	w       *window
+	machine vm.VM
+	res     CheckResult
+	cur     *timeline.Request
+	env     reqEnv
+}
+
+func (c *quantifiedCheck) start(w *window) acc {
+	a := &quantifiedAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent)}}
+	a.env.Header = func(name string) string { return a.cur.Header(name) }
+	a.env.JSON = func(path string) any { v, _ := JSONPath(a.cur.Body, path); return v }
+	a.env.Baseline = func(phase string) any { return w.baseline(phase, a.cur.Target) }
+	return a
+}
+
+func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
+	if !in {
+		return
 	}
+	w, res := a.w, &a.res
+	res.Samples++
+	age, _, ageErr := w.spec.Classify.Age(r)
+	if ageErr != nil && a.c.readsAge {
+		// No age can satisfy a predicate on age, nor be shown to.
+		if len(res.Violations) < MaxViolations {
+			v := w.violation(r, k)
+			v.Detail = ageErr.Error()
+			res.Violations = append(res.Violations, v)
+		}
+		return
+	}
+	cl, src := k.get()
+	a.cur = r
+	env := &a.env
+	env.Status, env.Latency, env.Body, env.Method, env.URL, env.Path = r.Status, r.Latency, r.Body, r.Method, r.URL, requestPath(r)
+	env.Target, env.Phase, env.Error, env.Tags = r.Target, r.Phase, r.Error, r.Tags
+	env.Class, env.Source, env.Age, env.Faults = string(cl), src, age, nil
+	if a.c.readsFaults {
+		env.Faults = faultsAt(w.faults, r.Time)
+	}
+	out, err := a.machine.Run(a.c.predicate, env)
+	ok, _ := out.(bool)
+	if err == nil && ok {
+		res.Matched++
+		return
+	}
+	if len(res.Violations) < MaxViolations {
+		res.Violations = append(res.Violations, w.violation(r, k))
+	}
+}
+
+func (a *quantifiedAcc) result() CheckResult {
+	res, c := a.res, a.c
 	if res.Samples == 0 {
 		res.Outcome = Inconclusive
 		res.Measured = "no requests"

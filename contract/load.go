@@ -3,7 +3,6 @@ package contract
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,9 +20,11 @@ import (
 // did not earn.
 const MinDeliveredShare = 0.8
 
-// shortfall explains why the window's phase (every phase, for a whole-run
-// window) did not get its planned load, or returns "".
-func (w *window) shortfall() string {
+// shortEvent returns the PhaseEnd event of the first phase of the window
+// (every phase, for a whole-run window) that did not get its planned load,
+// and whether it fell short in total (else: behind its plan at one
+// moment).
+func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 	for _, e := range w.tl.Events {
 		if e.Kind != timeline.PhaseEnd || (w.spec.Phase != "" && e.Phase != w.spec.Phase) {
 			continue
@@ -35,25 +36,50 @@ func (w *window) shortfall() string {
 		}
 		slack := planned - MinDeliveredShare*planned
 		if planned-sent > slack {
-			return fmt.Sprintf("the load generator sent %s of the %s requests planned for phase %q (%s): the run did not drive the load the scenario asks for; %s",
-				count(sent), count(planned), e.Phase, percent(sent, planned), w.loadHint(e))
+			return e, true, true
 		}
 		// A generator that stalled and then caught up sent its total, but
 		// not at the rate planned: the lag at its worst moment tells.
 		by, ok1 := number(e.Data[timeline.PlannedBy])
 		sentBy, ok2 := number(e.Data[timeline.SentBy])
-		at, ok3 := number(e.Data[timeline.BehindAt])
+		_, ok3 := number(e.Data[timeline.BehindAt])
 		if ok1 && ok2 && ok3 && by-sentBy > slack {
-			return fmt.Sprintf("the load generator fell behind its plan: %v into phase %q it had sent %s of the %s requests planned by then (%s), and the rest came late, in a burst: the run did not drive the load the scenario asks for; %s",
-				time.Duration(at).Round(time.Millisecond), e.Phase, count(sentBy), count(by), percent(sentBy, by), w.loadHint(e))
+			return e, false, true
 		}
 	}
-	return ""
+	return timeline.Event{}, false, false
+}
+
+// shortPhase names the phase shortfall would speak of.
+func (w *window) shortPhase() (string, bool) {
+	e, _, ok := w.shortEvent()
+	return e.Phase, ok
+}
+
+// shortfall explains why the window's phase (every phase, for a whole-run
+// window) did not get its planned load, or returns "". flight measured
+// that phase's requests in flight.
+func (w *window) shortfall(flight *inFlight) string {
+	e, total, ok := w.shortEvent()
+	if !ok {
+		return ""
+	}
+	if total {
+		planned, _ := number(e.Data[timeline.PlannedRequests])
+		sent, _ := number(e.Data[timeline.SentRequests])
+		return fmt.Sprintf("the load generator sent %s of the %s requests planned for phase %q (%s): the run did not drive the load the scenario asks for; %s",
+			count(sent), count(planned), e.Phase, percent(sent, planned), loadHint(e, flight))
+	}
+	by, _ := number(e.Data[timeline.PlannedBy])
+	sentBy, _ := number(e.Data[timeline.SentBy])
+	at, _ := number(e.Data[timeline.BehindAt])
+	return fmt.Sprintf("the load generator fell behind its plan: %v into phase %q it had sent %s of the %s requests planned by then (%s), and the rest came late, in a burst: the run did not drive the load the scenario asks for; %s",
+		time.Duration(at).Round(time.Millisecond), e.Phase, count(sentBy), count(by), percent(sentBy, by), loadHint(e, flight))
 }
 
 // loadHint says what to do about a phase whose load fell short.
-func (w *window) loadHint(e timeline.Event) string {
-	if workers, ok := number(e.Data[timeline.MaxWorkers]); ok && workers > 0 && float64(w.peakInFlight(e.Phase)) >= 0.9*workers {
+func loadHint(e timeline.Event, flight *inFlight) string {
+	if workers, ok := number(e.Data[timeline.MaxWorkers]); ok && workers > 0 && flight != nil && float64(flight.peak()) >= 0.9*workers {
 		return fmt.Sprintf("all %s workers (max_workers) were waiting on the service: raise load.max_workers or lower the rate", count(workers))
 	}
 	return "the machine may be overloaded, the rate beyond what it can send, or chaoskit was paused: lower the rate (or --rate-scale) or run on a less busy machine"
@@ -87,28 +113,53 @@ func percent(a, b float64) string {
 	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
 
-// peakInFlight is the most requests of phase that were in flight at once,
-// from their send times and latencies.
-func (w *window) peakInFlight(phase string) int {
-	type edge struct {
-		t     int64
-		delta int
+// flightSlots is how many instants of a phase inFlight counts at.
+const flightSlots = 10_000
+
+// inFlight counts a phase's requests in flight, from their send times and
+// latencies, at flightSlots evenly spaced instants of the phase: constant
+// memory, one pass. Its peak is the most in flight at one of those
+// instants, which misses only peaks shorter than a slot: the workers all
+// waiting on a slow service, which is what it is asked about, last longer.
+type inFlight struct {
+	phase string
+	start time.Time
+	width time.Duration
+	diff  []int
+}
+
+func newInFlight(tl *timeline.Timeline, phase string) *inFlight {
+	f := &inFlight{phase: phase, diff: make([]int, flightSlots+2)}
+	if p, ok := tl.Phase(phase); ok {
+		f.start = p.Start
+		f.width = max(p.End.Sub(p.Start)/flightSlots, 1)
 	}
-	var edges []edge
-	for _, r := range w.tl.Requests {
-		if r.Phase == phase {
-			edges = append(edges, edge{r.Time.UnixNano(), 1}, edge{r.End().UnixNano(), -1})
-		}
+	return f
+}
+
+// slot is the first instant at or after t.
+func (f *inFlight) slot(t time.Time) int {
+	d := t.Sub(f.start)
+	if d <= 0 {
+		return 0
 	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].t != edges[j].t {
-			return edges[i].t < edges[j].t
-		}
-		return edges[i].delta < edges[j].delta // ends before starts at the same instant
-	})
+	return int(min((d+f.width-1)/f.width, flightSlots+1))
+}
+
+func (f *inFlight) add(r *timeline.Request) {
+	if r.Phase != f.phase || f.width == 0 {
+		return
+	}
+	if s, e := f.slot(r.Time), f.slot(r.End()); s < e {
+		f.diff[s]++
+		f.diff[e]--
+	}
+}
+
+func (f *inFlight) peak() int {
 	cur, peak := 0, 0
-	for _, e := range edges {
-		cur += e.delta
+	for _, d := range f.diff {
+		cur += d
 		peak = max(peak, cur)
 	}
 	return peak

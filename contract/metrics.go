@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -93,52 +92,235 @@ type StateSpan struct {
 // breaker's state in.
 const DefaultBreakerHeader = "X-Chaoskit-Breaker"
 
-// Measure computes a run's figures, classifying requests with cls.
+// Measure computes a run's figures, classifying requests with cls, in
+// one pass over its requests (see Judge).
 func Measure(tl *timeline.Timeline, cls Classification) Measurement {
-	m := Measurement{Start: tl.Meta.Start}
+	_, m, err := Judge(tl, nil, &cls)
+	if err != nil || m == nil {
+		return Measurement{Start: tl.Meta.Start}
+	}
+	return *m
+}
+
+// measure accumulates a run's figures as its requests stream past.
+type measure struct {
+	tl     *timeline.Timeline
+	cls    Classification
+	m      Measurement
+	end    time.Duration
+	phases map[string]*phaseAcc
+	// series
+	buckets []bucketAcc
+	// findings: route tallies of the baseline phase and of each phase a
+	// fault was on in, and the bad ages per route.
+	spans    []FaultSpan
+	base     string
+	hasBase  bool
+	faulted  map[string][]string
+	before   *routeTallies
+	during   map[string]*routeTallies
+	ages     *ageTallies
+	routes   *routeCache
+	breakers bool
+	// points are the breaker states read from response headers, where
+	// they change, when the run has no state samples.
+	points []StateSample
+	// other is a class outside Classes a rule gave, counted in the last
+	// place of the class arrays (rules give only Classes; this is a guard).
+	other Class
+}
+
+// phaseAcc and bucketAcc count in arrays, turned into the maps of
+// PhaseMetrics and Bucket at the end: a map update per request and figure
+// is what judging spent most of its time on.
+type phaseAcc struct {
+	pm       *PhaseMetrics
+	lat      *latencies
+	classes  [numClasses]int
+	statuses [600]int
+}
+
+type bucketAcc struct {
+	b       *Bucket
+	lat     *latencies
+	classes [numClasses]int
+}
+
+// numClasses is len(Classes); classIndex a class's place in it (the last
+// place for a class that is none of them).
+const numClasses = 6
+
+func classIndex(c Class) int {
+	switch c {
+	case Primary:
+		return 0
+	case Fallback:
+		return 1
+	case Rejected:
+		return 2
+	case Error:
+		return 3
+	case Timeout:
+		return 4
+	}
+	return 5
+}
+
+// countClasses adds counts by class index to m.
+func countClasses(m map[Class]int, counts *[numClasses]int, other Class) {
+	for i, n := range counts {
+		if n == 0 {
+			continue
+		}
+		c := other
+		if i < len(Classes) {
+			c = Classes[i]
+		}
+		m[c] += n
+	}
+}
+
+func newMeasure(tl *timeline.Timeline, cls Classification, routes *routeCache) *measure {
+	ms := &measure{tl: tl, cls: cls, m: Measurement{Start: tl.Meta.Start}, phases: map[string]*phaseAcc{}, routes: routes}
 	phases := tl.Phases()
 	if len(phases) > 0 {
-		m.Start = phases[0].Start
+		ms.m.Start = phases[0].Start
 	}
-	off := func(t time.Time) time.Duration { return t.Sub(m.Start) }
-	var end time.Duration
-	for _, p := range phases {
-		pm := phaseMetrics(tl.PhaseRequests(p.Name), &cls)
-		pm.Name, pm.Start, pm.Duration = p.Name, off(p.Start), p.End.Sub(p.Start)
-		if pm.Duration > 0 {
-			pm.RPS = float64(pm.Requests) / pm.Duration.Seconds()
+	off := func(t time.Time) time.Duration { return t.Sub(ms.m.Start) }
+	ms.m.Phases = make([]PhaseMetrics, len(phases))
+	for i, p := range phases {
+		pm := &ms.m.Phases[i]
+		*pm = PhaseMetrics{Name: p.Name, Start: off(p.Start), Duration: p.End.Sub(p.Start), Classes: map[Class]int{}, Statuses: map[string]int{}}
+		if _, dup := ms.phases[p.Name]; !dup {
+			ms.phases[p.Name] = &phaseAcc{pm: pm, lat: newLatencies()}
 		}
-		m.Phases = append(m.Phases, pm)
-		end = max(end, off(p.End))
+		ms.end = max(ms.end, off(p.End))
 	}
-	for _, f := range FaultSpans(tl) {
+	ms.spans = FaultSpans(tl)
+	for _, f := range ms.spans {
 		ft := FaultTiming{Point: f.Point, Term: f.Term, Phase: f.Phase, On: off(f.On), Ack: f.Ack, Hits: f.Hits}
 		if f.Off.IsZero() {
-			ft.Off, ft.Open = end, true
+			ft.Off, ft.Open = ms.end, true
 		} else {
 			ft.Off = off(f.Off)
 		}
-		m.Faults = append(m.Faults, ft)
+		ms.m.Faults = append(ms.m.Faults, ft)
 	}
-	m.Findings = append(StatusShifts(tl, cls), BadAges(tl, cls)...)
-	m.Series = series(tl, &cls, m.Start, end)
-	m.Series.Phases = m.Phases
-	return m
+	if base, ok := baselinePhase(tl, ms.spans); ok {
+		ms.base, ms.hasBase = base.Name, true
+	}
+	ms.faulted = faultedPhases(tl, ms.spans)
+	ms.before = newRouteTallies(shiftClasses, routes)
+	ms.during = map[string]*routeTallies{}
+	for p := range ms.faulted {
+		ms.during[p] = newRouteTallies(shiftClasses, routes)
+	}
+	ms.ages = &ageTallies{byRoute: map[string]*ageTally{}}
+	s := &ms.m.Series
+	s.Bucket, s.End = bucketFor(ms.end), ms.end
+	n := int(ms.end/s.Bucket) + 1
+	s.Buckets = make([]Bucket, n)
+	ms.buckets = make([]bucketAcc, n)
+	for i := range s.Buckets {
+		s.Buckets[i] = Bucket{At: time.Duration(i) * s.Bucket, Classes: map[Class]int{}}
+		ms.buckets[i] = bucketAcc{b: &s.Buckets[i], lat: newBucketLatencies()}
+	}
+	ms.breakers = hasBreakerSamples(tl)
+	return ms
 }
 
-func phaseMetrics(reqs []timeline.Request, cls *Classification) PhaseMetrics {
-	pm := PhaseMetrics{Requests: len(reqs), Classes: map[Class]int{}, Statuses: map[string]int{}}
-	if len(reqs) == 0 {
-		return pm
+func (ms *measure) add(r *timeline.Request) {
+	k := classed{r: r, cls: &ms.cls}
+	c, _ := k.get()
+	ci := classIndex(c)
+	if ci == numClasses-1 {
+		ms.other = c
 	}
-	for i := range reqs {
-		c, _ := cls.Classify(&reqs[i])
-		pm.Classes[c]++
-		pm.Statuses[strconv.Itoa(reqs[i].Status)]++
+	if pa := ms.phases[r.Phase]; pa != nil {
+		pa.pm.Requests++
+		pa.classes[ci]++
+		if r.Status >= 0 && r.Status < len(pa.statuses) {
+			pa.statuses[r.Status]++
+		} else {
+			pa.pm.Statuses[strconv.Itoa(r.Status)]++
+		}
+		pa.lat.add(r.Latency)
 	}
-	lat := sortedLatencies(reqs)
-	pm.P50, pm.P90, pm.P99, pm.Max = Percentile(lat, 50), Percentile(lat, 90), Percentile(lat, 99), lat[len(lat)-1]
-	return pm
+	if at := r.Time.Sub(ms.m.Start); at >= 0 && at <= ms.end {
+		ba := &ms.buckets[int(at/ms.m.Series.Bucket)]
+		ba.b.Requests++
+		ba.classes[ci]++
+		ba.lat.add(r.Latency)
+	}
+	route := ms.routes.route(r)
+	if ms.hasBase && r.Phase == ms.base {
+		ms.before.addRoute(route, r, &k)
+	}
+	if d := ms.during[r.Phase]; d != nil {
+		d.addRoute(route, r, &k)
+	}
+	ms.ages.add(r, route, &ms.cls)
+	if !ms.breakers {
+		if st := r.Header(DefaultBreakerHeader); st != "" {
+			if n := len(ms.points); n == 0 || ms.points[n-1].State != st {
+				ms.points = append(ms.points, StateSample{r.End(), st})
+			}
+		}
+	}
+}
+
+// statusKey is a status as PhaseMetrics.Statuses counts it, without an
+// allocation for the common ones.
+func statusKey(code int) string {
+	if code >= 0 && code < len(statusKeys) {
+		return statusKeys[code]
+	}
+	return strconv.Itoa(code)
+}
+
+var statusKeys = func() []string {
+	out := make([]string, 600)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+func (ms *measure) result() *Measurement {
+	m := &ms.m
+	for i := range m.Phases {
+		pm := &m.Phases[i]
+		if pm.Duration > 0 {
+			pm.RPS = float64(pm.Requests) / pm.Duration.Seconds()
+		}
+		pa := ms.phases[pm.Name]
+		if pa == nil || pa.pm != pm {
+			continue
+		}
+		countClasses(pm.Classes, &pa.classes, ms.other)
+		for code, n := range pa.statuses {
+			if n > 0 {
+				pm.Statuses[statusKey(code)] += n
+			}
+		}
+		if pa.lat.count() > 0 {
+			pm.P50, pm.P90, pm.P99, pm.Max = pa.lat.percentile(50), pa.lat.percentile(90), pa.lat.percentile(99), pa.lat.max
+		}
+	}
+	for i := range ms.buckets {
+		ba := &ms.buckets[i]
+		countClasses(ba.b.Classes, &ba.classes, ms.other)
+		if ba.lat.count() > 0 {
+			ba.b.P50, ba.b.P99 = ba.lat.percentile(50), ba.lat.percentile(99)
+		}
+	}
+	if ms.hasBase {
+		m.Findings = statusShifts(ms.tl, ms.base, ms.before, ms.during, ms.faulted)
+	}
+	m.Findings = append(m.Findings, ms.ages.findings()...)
+	m.Series.Breakers = ms.bands()
+	m.Series.Phases = m.Phases
+	return m
 }
 
 // bucketFor picks a round bucket size giving about 120 buckets.
@@ -152,39 +334,24 @@ func bucketFor(d time.Duration) time.Duration {
 	return time.Minute
 }
 
-func series(tl *timeline.Timeline, cls *Classification, start time.Time, end time.Duration) Series {
-	s := Series{Bucket: bucketFor(end), End: end}
-	n := int(end/s.Bucket) + 1
-	lat := make([][]time.Duration, n)
-	s.Buckets = make([]Bucket, n)
-	for i := range s.Buckets {
-		s.Buckets[i] = Bucket{At: time.Duration(i) * s.Bucket, Classes: map[Class]int{}}
-	}
-	for i := range tl.Requests {
-		r := &tl.Requests[i]
-		at := r.Time.Sub(start)
-		if at < 0 || at > end {
+// hasBreakerSamples reports whether the run's state samples state
+// breakers.
+func hasBreakerSamples(tl *timeline.Timeline) bool {
+	for _, e := range tl.Events {
+		if e.Kind != timeline.State {
 			continue
 		}
-		k := int(at / s.Bucket)
-		c, _ := cls.Classify(r)
-		s.Buckets[k].Requests++
-		s.Buckets[k].Classes[c]++
-		lat[k] = append(lat[k], r.Latency)
-	}
-	for k := range lat {
-		if len(lat[k]) > 0 {
-			slices.Sort(lat[k])
-			s.Buckets[k].P50, s.Buckets[k].P99 = Percentile(lat[k], 50), Percentile(lat[k], 99)
+		if bs, ok := e.Data["breakers"].(map[string]any); ok && len(bs) > 0 {
+			return true
 		}
 	}
-	s.Breakers = breakerBands(tl, start, end)
-	return s
+	return false
 }
 
-// breakerBands reads breaker states from state samples, or failing those
-// from the breaker header of responses.
-func breakerBands(tl *timeline.Timeline, start time.Time, end time.Duration) []BreakerBand {
+// bands reads breaker states from state samples, or failing those from
+// the breaker header of responses.
+func (ms *measure) bands() []BreakerBand {
+	tl, start, end := ms.tl, ms.m.Start, ms.end
 	names := map[string]bool{}
 	for _, e := range tl.Events {
 		if e.Kind != timeline.State {
@@ -215,16 +382,12 @@ func breakerBands(tl *timeline.Timeline, start time.Time, end time.Duration) []B
 		}
 		return bands
 	}
-	var points []StateSample
-	for i := range tl.Requests {
-		r := &tl.Requests[i]
-		if s := r.Header(DefaultBreakerHeader); s != "" {
-			points = append(points, StateSample{r.End(), s})
-		}
-	}
-	if len(points) == 0 {
+	if len(ms.points) == 0 {
 		return nil
 	}
+	// The points are where the header changed in the order responses
+	// completed; in time order, spans merges what repeats.
+	points := ms.points
 	sort.SliceStable(points, func(i, j int) bool { return points[i].Time.Before(points[j].Time) })
 	return []BreakerBand{{Name: "breaker", From: "response header", Spans: spans(points, start, end)}}
 }

@@ -306,12 +306,16 @@ func compileMetricForm(src, s string) (check, error) {
 	return &metricCheck{src: src, fn: m[1], sel: sel, op: m[4], bound: prog, text: m[5]}, nil
 }
 
+func (c *metricCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult { return c.evaluate(w) })
+}
+
 func (c *metricCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src}
 	secs := w.end.Sub(w.start).Seconds()
-	env := boundEnv{Count: len(w.reqs), Seconds: secs}
+	env := boundEnv{Count: w.n, Seconds: secs}
 	if secs > 0 {
-		env.RPS = float64(len(w.reqs)) / secs
+		env.RPS = float64(w.n) / secs
 	}
 	out, err := expr.Run(c.bound, env)
 	if err != nil {
@@ -332,7 +336,7 @@ func (c *metricCheck) evaluate(w *window) CheckResult {
 		}
 		got = inc[""]
 		res.Samples = n
-		res.Measured = fmt.Sprintf("%s over %s (%d samples, %d requests)", fmtNum(got), fmtDur(w.end.Sub(w.start)), n, len(w.reqs))
+		res.Measured = fmt.Sprintf("%s over %s (%d samples, %d requests)", fmtNum(got), fmtDur(w.end.Sub(w.start)), n, w.n)
 		if c.fn == "rate" {
 			if secs <= 0 {
 				return inconclusive(res, "the window has no length")
@@ -400,6 +404,10 @@ func indexOf(values []float64, better func(a, b float64) bool) int {
 }
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func (c *quantileCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult { return c.evaluate(w) })
+}
 
 func (c *quantileCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}

@@ -88,29 +88,39 @@ type routeTally struct {
 	in map[StatusRange]int
 }
 
-// tallyRoutes counts reqs per route, and per route those the
+// routeTallies counts requests per route, and per route those the
 // classification calls primary whose status is in each of classes.
-func tallyRoutes(reqs []timeline.Request, cls *Classification, classes []StatusRange) map[string]*routeTally {
-	out := map[string]*routeTally{}
-	for i := range reqs {
-		r := &reqs[i]
-		k := Route(r)
-		t := out[k]
-		if t == nil {
-			t = &routeTally{in: map[StatusRange]int{}}
-			out[k] = t
-		}
-		t.n++
-		if c, _ := cls.Classify(r); c != Primary {
-			continue
-		}
-		for _, c := range classes {
-			if c.Has(r.Status) {
-				t.in[c]++
-			}
+type routeTallies struct {
+	classes []StatusRange
+	routes  *routeCache
+	m       map[string]*routeTally
+}
+
+func newRouteTallies(classes []StatusRange, routes *routeCache) *routeTallies {
+	return &routeTallies{classes: classes, routes: routes, m: map[string]*routeTally{}}
+}
+
+func (rt *routeTallies) add(r *timeline.Request, k *classed) string {
+	return rt.addRoute(rt.routes.route(r), r, k)
+}
+
+// addRoute counts r, whose route is known.
+func (rt *routeTallies) addRoute(route string, r *timeline.Request, k *classed) string {
+	t := rt.m[route]
+	if t == nil {
+		t = &routeTally{in: map[StatusRange]int{}}
+		rt.m[route] = t
+	}
+	t.n++
+	if c, _ := k.get(); c != Primary {
+		return route
+	}
+	for _, c := range rt.classes {
+		if c.Has(r.Status) {
+			t.in[c]++
 		}
 	}
-	return out
+	return route
 }
 
 // baselinePhase is the first phase during which no fault was on: the run's
@@ -137,13 +147,19 @@ func baselinePhase(tl *timeline.Timeline, spans []FaultSpan) (timeline.Phase, bo
 // no fault on), with at least MinShiftSamples requests of the route in
 // both.
 func StatusShifts(tl *timeline.Timeline, cls Classification) []Finding {
-	spans := FaultSpans(tl)
-	base, ok := baselinePhase(tl, spans)
-	if !ok {
-		return nil
-	}
-	before := tallyRoutes(tl.PhaseRequests(base.Name), &cls, shiftClasses)
 	var out []Finding
+	for _, f := range Measure(tl, cls).Findings {
+		if f.Kind == "status_shift" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// faultedPhases names, per phase, the faults on during it, sorted; a
+// phase with none is left out.
+func faultedPhases(tl *timeline.Timeline, spans []FaultSpan) map[string][]string {
+	out := map[string][]string{}
 	for _, p := range tl.Phases() {
 		var faults []string
 		for _, f := range spans {
@@ -151,18 +167,30 @@ func StatusShifts(tl *timeline.Timeline, cls Classification) []Finding {
 				faults = append(faults, f.Point)
 			}
 		}
-		if len(faults) == 0 {
+		if len(faults) > 0 {
+			sort.Strings(faults)
+			out[p.Name] = faults
+		}
+	}
+	return out
+}
+
+// statusShifts makes the findings from the tallies of the baseline phase
+// and of each faulted phase.
+func statusShifts(tl *timeline.Timeline, base string, before *routeTallies, during map[string]*routeTallies, faulted map[string][]string) []Finding {
+	var out []Finding
+	for _, p := range tl.Phases() {
+		faults, d := faulted[p.Name], during[p.Name]
+		if len(faults) == 0 || d == nil {
 			continue
 		}
-		sort.Strings(faults)
-		during := tallyRoutes(tl.PhaseRequests(p.Name), &cls, shiftClasses)
-		routes := make([]string, 0, len(during))
-		for k := range during {
+		routes := make([]string, 0, len(d.m))
+		for k := range d.m {
 			routes = append(routes, k)
 		}
 		sort.Strings(routes)
 		for _, route := range routes {
-			d, b := during[route], before[route]
+			d, b := d.m[route], before.m[route]
 			if b == nil || d.n < MinShiftSamples || b.n < MinShiftSamples {
 				continue
 			}
@@ -171,11 +199,11 @@ func StatusShifts(tl *timeline.Timeline, cls Classification) []Finding {
 				if share-was < ShiftThreshold {
 					continue
 				}
-				f := Finding{Kind: "status_shift", Phase: p.Name, Faults: faults, Route: route, Status: c.String(), Baseline: base.Name,
+				f := Finding{Kind: "status_shift", Phase: p.Name, Faults: faults, Route: route, Status: c.String(), Baseline: base,
 					Share: share, Total: d.n, BaselineShare: was, BaselineTotal: b.n}
 				f.Message = fmt.Sprintf("%s answered %s to %s (%d/%d) in %s with %s on, against %s (%d/%d) in %s: a fault may hide behind a %s status, "+
 					"which the default classification counts as primary; classify those answers with a rule, or assert status_shift(%q) <= %s",
-					route, c, formatPct(share), d.in[c], d.n, p.Name, strings.Join(faults, ", "), formatPct(was), b.in[c], b.n, base.Name, c,
+					route, c, formatPct(share), d.in[c], d.n, p.Name, strings.Join(faults, ", "), formatPct(was), b.in[c], b.n, base, c,
 					c.String(), formatPct(ShiftThreshold))
 				out = append(out, f)
 			}
@@ -225,29 +253,66 @@ func compileShift(src string, m []string) (check, error) {
 	return &shiftCheck{src: src, status: rng, baseline: m[2], op: m[3], want: p}, err
 }
 
-func (c *shiftCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: len(w.reqs)}
-	var base timeline.Phase
+// shiftAcc tallies routes in the baseline phase and in the window, and
+// keeps each route's first violations until the worst route is known.
+type shiftAcc struct {
+	c      *shiftCheck
+	w      *window
+	base   timeline.Phase
+	noBase string
+	before *routeTallies
+	during *routeTallies
+	viol   map[string][]Violation
+}
+
+func (c *shiftCheck) start(w *window) acc {
+	a := &shiftAcc{c: c, w: w, viol: map[string][]Violation{}}
+	classes := []StatusRange{c.status}
+	a.before, a.during = newRouteTallies(classes, w.routes), newRouteTallies(classes, w.routes)
 	var ok bool
 	if c.baseline != "" {
-		base, ok = w.tl.Phase(c.baseline)
+		a.base, ok = w.tl.Phase(c.baseline)
 	} else {
-		base, ok = baselinePhase(w.tl, w.faults)
+		a.base, ok = baselinePhase(w.tl, w.faults)
 	}
 	if !ok {
-		res.Outcome, res.Measured = Inconclusive, "no baseline"
-		res.Reason = "no phase ran without a fault to compare against"
+		a.noBase = "no phase ran without a fault to compare against"
 		if c.baseline != "" {
-			res.Reason = fmt.Sprintf("phase %q did not run", c.baseline)
+			a.noBase = fmt.Sprintf("phase %q did not run", c.baseline)
 		}
+	}
+	return a
+}
+
+func (a *shiftAcc) add(r *timeline.Request, in bool, k *classed) {
+	if a.noBase != "" {
+		return
+	}
+	if r.Phase == a.base.Name {
+		a.before.add(r, k)
+	}
+	if !in {
+		return
+	}
+	route := a.during.add(r, k)
+	if v := a.viol[route]; len(v) < MaxViolations && a.c.status.Has(r.Status) {
+		if c, _ := k.get(); c == Primary {
+			a.viol[route] = append(v, a.w.violation(r, k))
+		}
+	}
+}
+
+func (a *shiftAcc) result() CheckResult {
+	c := a.c
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: a.w.n}
+	if a.noBase != "" {
+		res.Outcome, res.Measured = Inconclusive, "no baseline"
+		res.Reason = a.noBase
 		return res
 	}
-	classes := []StatusRange{c.status}
-	before := tallyRoutes(w.tl.PhaseRequests(base.Name), &w.spec.Classify, classes)
-	during := tallyRoutes(w.reqs, &w.spec.Classify, classes)
 	worst, rise, judged := "", 0.0, 0
-	for route, d := range during {
-		b := before[route]
+	for route, d := range a.during.m {
+		b := a.before.m[route]
 		if b == nil || d.n < MinShiftSamples || b.n < MinShiftSamples {
 			continue
 		}
@@ -258,24 +323,16 @@ func (c *shiftCheck) evaluate(w *window) CheckResult {
 	}
 	if judged == 0 {
 		res.Outcome, res.Measured = Inconclusive, "no route to compare"
-		res.Reason = fmt.Sprintf("no route has %d requests both in the window and in phase %q", MinShiftSamples, base.Name)
+		res.Reason = fmt.Sprintf("no route has %d requests both in the window and in phase %q", MinShiftSamples, a.base.Name)
 		return res
 	}
-	d, b := during[worst], before[worst]
+	d, b := a.during.m[worst], a.before.m[worst]
 	res.Measured = fmt.Sprintf("%+.4g points: %s %s %s (%d/%d), %s in %s", rise, worst, c.status, formatPct(pct(d.in[c.status], d.n)),
-		d.in[c.status], d.n, formatPct(pct(b.in[c.status], b.n)), base.Name)
+		d.in[c.status], d.n, formatPct(pct(b.in[c.status], b.n)), a.base.Name)
 	res.Margin = margin(rise, c.op, c.want)
 	res.Outcome = outcome(compare(rise, c.op, c.want))
 	if res.Outcome == Fail {
-		for i := range w.reqs {
-			r := &w.reqs[i]
-			if len(res.Violations) == MaxViolations {
-				break
-			}
-			if Route(r) == worst && c.status.Has(r.Status) && w.classes[i] == Primary {
-				res.Violations = append(res.Violations, w.violation(i))
-			}
-		}
+		res.Violations = a.viol[worst]
 	}
 	res.Matched = d.in[c.status]
 	return res

@@ -98,7 +98,11 @@ func stateSamples(tl *timeline.Timeline, path string) []numSample {
 	return out
 }
 
-func (c *increaseCheck) evaluate(w *window) CheckResult {
+func (c *increaseCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult { return c.judge(w) })
+}
+
+func (c *increaseCheck) judge(w *window) CheckResult {
 	res := CheckResult{Expect: c.src}
 	samples := stateSamples(w.tl, c.path)
 	// The counter's value when the window opens is the last sample at or
@@ -119,9 +123,9 @@ func (c *increaseCheck) evaluate(w *window) CheckResult {
 		}
 	}
 	secs := w.end.Sub(w.start).Seconds()
-	env := boundEnv{Count: len(w.reqs), Seconds: secs}
+	env := boundEnv{Count: w.n, Seconds: secs}
 	if secs > 0 {
-		env.RPS = float64(len(w.reqs)) / secs
+		env.RPS = float64(w.n) / secs
 	}
 	out, err := expr.Run(c.bound, env)
 	bound, _ := out.(float64)
@@ -139,7 +143,7 @@ func (c *increaseCheck) evaluate(w *window) CheckResult {
 	res.Samples = n
 	res.Matched = int(inc)
 	res.Measured = fmt.Sprintf("%s (from %s to %s over %s, %d requests)", strconv.FormatFloat(inc, 'f', -1, 64),
-		strconv.FormatFloat(first.v, 'f', -1, 64), strconv.FormatFloat(last.v, 'f', -1, 64), fmtDur(last.t.Sub(first.t)), len(w.reqs))
+		strconv.FormatFloat(first.v, 'f', -1, 64), strconv.FormatFloat(last.v, 'f', -1, 64), fmtDur(last.t.Sub(first.t)), w.n)
 	ok := compare(inc, c.op, bound)
 	res.Outcome = outcome(ok)
 	res.Margin = margin(inc, c.op, bound)
@@ -161,7 +165,11 @@ type neverOpensCheck struct {
 	name string
 }
 
-func (c *neverOpensCheck) evaluate(w *window) CheckResult {
+func (c *neverOpensCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult { return c.judge(w) })
+}
+
+func (c *neverOpensCheck) judge(w *window) CheckResult {
 	res := CheckResult{Expect: c.src, Expected: "closed throughout"}
 	samples := BreakerSamples(w.tl, c.name)
 	n := 0

@@ -39,80 +39,197 @@ func (c *timeCheck) name() string {
 	return "time_to_degrade"
 }
 
-func (c *timeCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}
+// reorderWindow is how many requests a time check holds to put them in
+// send order: the record is in the order responses completed, and a
+// request overtaken by more than this many others is placed where it
+// completed. At 10,000 requests a second that is 6.5 s of slow responses.
+const reorderWindow = 1 << 16
+
+// timeAcc finds, in send order, the first request that starts a run of
+// HoldRun requests mostly of the classes: a bounded queue puts the
+// requests in send order, a ring of HoldRun judges each run.
+type timeAcc struct {
+	c       *timeCheck
+	w       *window
+	res     CheckResult
+	classes []Class
+	from    time.Time
+	until   time.Time
+	pending sentQueue
+	ring    [HoldRun]sentReq
+	inRing  int
+	seen    int // requests taken out of the heap
+	found   bool
+	at      sentReq
+	viol    []Violation
+	violAt  []int // the send-order index of each violation
+	// skip is the reason the check cannot be judged, known before the pass.
+	skip string
+}
+
+// sentReq is what a time check keeps of one request: enough to make its
+// violation, should it be one of the first.
+type sentReq struct {
+	t       time.Time
+	in      bool
+	seq     uint64
+	target  string
+	status  int
+	latency time.Duration
+	class   Class
+	source  string
+	err     string
+}
+
+func (s *sentReq) violation(w *window) Violation {
+	return Violation{Seq: s.seq, Time: s.t, Offset: s.t.Sub(w.start), Target: s.target, Status: s.status,
+		Latency: s.latency, Class: s.class, Source: s.source, Error: s.err, Faults: faultsAt(w.faults, s.t)}
+}
+
+// sentQueue holds requests sorted by send time (stream order for ties),
+// the earliest at head. The record comes nearly in send order (it is in
+// completion order), so a request is inserted a few places from the back
+// at most.
+type sentQueue struct {
+	buf  []sentReq
+	head int
+}
+
+func (q *sentQueue) len() int { return len(q.buf) - q.head }
+
+func (q *sentQueue) push(s sentReq) {
+	q.buf = append(q.buf, s)
+	for i := len(q.buf) - 1; i > q.head && q.buf[i].t.Before(q.buf[i-1].t); i-- {
+		q.buf[i], q.buf[i-1] = q.buf[i-1], q.buf[i]
+	}
+}
+
+func (q *sentQueue) pop() sentReq {
+	s := q.buf[q.head]
+	q.head++
+	if q.head >= 4096 && q.head*2 >= len(q.buf) {
+		n := copy(q.buf, q.buf[q.head:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	return s
+}
+
+func (c *timeCheck) start(w *window) acc {
+	a := &timeAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}}
 	f, ok := w.referenceFault()
 	if !ok {
-		return inconclusive(res, fmt.Sprintf("%s needs a fault switched on in or before %s, and none was", c.name(), phaseName(w.spec.Phase)))
+		a.skip = fmt.Sprintf("%s needs a fault switched on in or before %s, and none was", c.name(), phaseName(w.spec.Phase))
+		return a
 	}
-	classes := c.classes
-	from, until := f.On, f.Off
+	a.classes = c.classes
+	a.from, a.until = f.On, f.Off
 	if c.recover {
-		if classes == nil {
-			classes = []Class{Primary}
+		if a.classes == nil {
+			a.classes = []Class{Primary}
 		}
 		if f.Off.IsZero() {
-			return inconclusive(res, fmt.Sprintf("fault %s was never switched off", f.Point))
+			a.skip = fmt.Sprintf("fault %s was never switched off", f.Point)
+			return a
 		}
-		from, until = f.Off, time.Time{}
+		a.from, a.until = f.Off, time.Time{}
 		for _, g := range w.faults {
-			if g.On.After(f.Off) && (until.IsZero() || g.On.Before(until)) {
-				until = g.On
+			if g.On.After(f.Off) && (a.until.IsZero() || g.On.Before(a.until)) {
+				a.until = g.On
 			}
 		}
-	} else if classes == nil {
-		classes = []Class{Fallback}
+	} else if a.classes == nil {
+		a.classes = []Class{Fallback}
 	}
-	if until.IsZero() {
+	if a.until.IsZero() {
 		if span, ok := runSpan(w.tl); ok {
-			until = span.End
+			a.until = span.End
 		}
 	}
-	var reqs []timeline.Request
-	for i := range w.tl.Requests {
-		r := &w.tl.Requests[i]
-		if !r.Time.Before(from) && !r.Time.After(until) && w.selects(r) {
-			reqs = append(reqs, *r)
+	return a
+}
+
+func (a *timeAcc) add(r *timeline.Request, _ bool, _ *classed) {
+	if a.skip != "" || r.Time.Before(a.from) || r.Time.After(a.until) || !a.w.selects(r) {
+		return
+	}
+	if a.found {
+		// Decided: the rest only counts.
+		a.res.Samples++
+		return
+	}
+	// The window's classification, even for requests outside the window:
+	// the time runs from the fault, whatever the window.
+	cl, src := a.w.spec.Classify.Classify(r)
+	s := sentReq{t: r.Time, in: slices.Contains(a.classes, cl), seq: r.Seq, target: r.Target, status: r.Status,
+		latency: r.Latency, class: cl, source: src, err: r.Error}
+	a.res.Samples++
+	a.pending.push(s)
+	if a.pending.len() > reorderWindow {
+		a.next(a.pending.pop())
+	}
+}
+
+// next takes the next request in send order.
+func (a *timeAcc) next(s sentReq) {
+	if a.found {
+		return
+	}
+	if !s.in && len(a.viol) < MaxViolations {
+		a.viol = append(a.viol, s.violation(a.w))
+		a.violAt = append(a.violAt, a.seen)
+	}
+	a.ring[a.seen%HoldRun] = s
+	a.seen++
+	if a.seen < HoldRun {
+		return
+	}
+	// The ring holds requests seen-HoldRun .. seen-1: does the oldest
+	// start a run that holds?
+	oldest := a.ring[a.seen%HoldRun]
+	n := 0
+	for _, q := range a.ring {
+		if q.in {
+			n++
 		}
 	}
-	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].Time.Before(reqs[j].Time) })
-	res.Samples = len(reqs)
-	in := make([]bool, len(reqs))
-	for i := range reqs {
-		cl, _ := w.spec.Classify.Classify(&reqs[i])
-		in[i] = slices.Contains(classes, cl)
+	need := (HoldShare*HoldRun + 99) / 100
+	if oldest.in && n >= need {
+		a.found, a.at = true, oldest
+		// The evidence is what came before the run that holds.
+		for len(a.violAt) > 0 && a.violAt[len(a.violAt)-1] >= a.seen-HoldRun {
+			a.viol, a.violAt = a.viol[:len(a.viol)-1], a.violAt[:len(a.violAt)-1]
+		}
 	}
-	at := holdsFrom(in)
-	names := classNames(classes)
-	if at < 0 {
+}
+
+func (a *timeAcc) result() CheckResult {
+	c, res := a.c, a.res
+	if a.skip != "" {
+		return inconclusive(res, a.skip)
+	}
+	for a.pending.len() > 0 {
+		a.next(a.pending.pop())
+	}
+	names := classNames(a.classes)
+	if !a.found {
 		res.Outcome = Fail
-		res.Measured = fmt.Sprintf("never (%s did not hold in %d requests over %s)", names, len(reqs), fmtDur(until.Sub(from)))
+		res.Measured = fmt.Sprintf("never (%s did not hold in %d requests over %s)", names, res.Samples, fmtDur(a.until.Sub(a.from)))
 		res.Margin = -100
-		c.evidence(w, &res, reqs, in, len(reqs))
-		if len(reqs) < HoldRun {
+		res.Violations = a.viol
+		if res.Samples < HoldRun {
 			res.Outcome = Inconclusive
-			res.Reason = fmt.Sprintf("%d requests after the fault %s; %s needs at least %d", len(reqs), map[bool]string{true: "ended", false: "started"}[c.recover], c.name(), HoldRun)
+			res.Reason = fmt.Sprintf("%d requests after the fault %s; %s needs at least %d", res.Samples, map[bool]string{true: "ended", false: "started"}[c.recover], c.name(), HoldRun)
 		}
 		return res
 	}
-	got := reqs[at].Time.Sub(from)
+	got := a.at.t.Sub(a.from)
 	res.Measured = fmtDur(got)
 	res.Margin = margin(float64(got), c.op, float64(c.want))
 	res.Outcome = outcome(compare(float64(got), c.op, float64(c.want)))
 	if res.Outcome == Fail {
-		c.evidence(w, &res, reqs, in, at)
+		res.Violations = a.viol
 	}
 	return res
-}
-
-// evidence lists the first requests, before n, that were not of the class.
-func (c *timeCheck) evidence(w *window, res *CheckResult, reqs []timeline.Request, in []bool, n int) {
-	for i := 0; i < n && len(res.Violations) < MaxViolations; i++ {
-		if !in[i] {
-			cl, src := w.spec.Classify.Classify(&reqs[i])
-			res.Violations = append(res.Violations, w.requestViolation(&reqs[i], cl, src))
-		}
-	}
 }
 
 // holdsFrom returns the index of the first request that starts a run of
@@ -228,7 +345,11 @@ func BreakerSamples(tl *timeline.Timeline, name string) []StateSample {
 	return out
 }
 
-func (c *breakerCheck) evaluate(w *window) CheckResult {
+func (c *breakerCheck) start(w *window) acc {
+	return eventCheck(func() CheckResult { return c.judge(w) })
+}
+
+func (c *breakerCheck) judge(w *window) CheckResult {
 	res := CheckResult{Expect: c.src, Expected: "within " + c.wantText}
 	samples := BreakerSamples(w.tl, c.name)
 	if len(samples) == 0 {

@@ -12,7 +12,8 @@ import (
 )
 
 // window is the part of a timeline one contract judges, with what the
-// checks need to know about it.
+// checks need to know about it. It holds no requests: they stream past
+// the checks' accumulators once (see Judge).
 type window struct {
 	tl    *timeline.Timeline
 	spec  *Spec
@@ -25,11 +26,13 @@ type window struct {
 	// the window's phase.
 	faults   []FaultSpan
 	inWindow []FaultSpan
-	reqs     []timeline.Request
-	classes  []Class
-	sources  []string
-	// baselines caches baseline bodies: phase -> target -> body.
-	baselines map[string]map[string]string
+	// n counts the requests in the window.
+	n int
+	// baselines are the run's baseline bodies (see baselines), when a
+	// predicate reads them.
+	baselines *baselines
+	// routes caches Route by target.
+	routes *routeCache
 }
 
 // FaultSpan is one fault switched on and off during a run.
@@ -99,20 +102,33 @@ func newWindow(tl *timeline.Timeline, s *Spec) (*window, error) {
 			w.inWindow = append(w.inWindow, f)
 		}
 	}
-	for i := range tl.Requests {
-		r := &tl.Requests[i]
-		if s.Phase != "" && r.Phase != s.Phase {
-			continue
-		}
-		if r.Time.Before(w.start) || r.Time.After(w.end) || !w.selects(r) {
-			continue
-		}
-		w.reqs = append(w.reqs, *r)
-		c, src := s.Classify.Classify(r)
-		w.classes = append(w.classes, c)
-		w.sources = append(w.sources, src)
-	}
 	return w, nil
+}
+
+// contains reports whether r is one of the window's requests.
+func (w *window) contains(r *timeline.Request) bool {
+	if w.spec.Phase != "" && r.Phase != w.spec.Phase {
+		return false
+	}
+	return !r.Time.Before(w.start) && !r.Time.After(w.end) && w.selects(r)
+}
+
+// classed is a request's class by a window's classification, worked out
+// once, when a check first asks.
+type classed struct {
+	r    *timeline.Request
+	cls  *Classification
+	done bool
+	c    Class
+	src  string
+}
+
+func (k *classed) get() (Class, string) {
+	if !k.done {
+		k.c, k.src = k.cls.Classify(k.r)
+		k.done = true
+	}
+	return k.c, k.src
 }
 
 // selects applies the spec's request filter.
@@ -219,29 +235,19 @@ func (w *window) referenceFault() (FaultSpan, bool) {
 // baseline returns the body target last got with a 2xx status in phase.
 func (w *window) baseline(phase, target string) any {
 	if w.baselines == nil {
-		w.baselines = map[string]map[string]string{}
+		return nil
 	}
-	m, ok := w.baselines[phase]
-	if !ok {
-		m = map[string]string{}
-		for _, r := range w.tl.Requests {
-			if r.Phase == phase && r.Status/100 == 2 && r.BodySize <= timeline.MaxBody {
-				m[r.Target] = r.Body
-			}
-		}
-		w.baselines[phase] = m
-	}
-	b, ok := m[target]
+	b, ok := w.baselines.bodies[phase][target]
 	if !ok {
 		return nil
 	}
 	return b
 }
 
-// violation is the evidence for the i-th request of the window.
-func (w *window) violation(i int) Violation {
-	r := &w.reqs[i]
-	return w.requestViolation(r, w.classes[i], w.sources[i])
+// violation is the evidence for request r of the window.
+func (w *window) violation(r *timeline.Request, k *classed) Violation {
+	c, src := k.get()
+	return w.requestViolation(r, c, src)
 }
 
 func (w *window) requestViolation(r *timeline.Request, c Class, src string) Violation {
@@ -272,11 +278,12 @@ func (f FaultSpan) Label() string {
 	return f.Point
 }
 
-func canonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
-
-// age is the age of the copy r served, 0 when it is not one, with the
-// *AgeError of an age header that states no age.
-func (w *window) age(r *timeline.Request) (time.Duration, error) {
-	a, _, err := w.spec.Classify.Age(r)
-	return a, err
+// canonical is a header name in canonical form. The default names are
+// asked for on every request: they are canonical already.
+func canonical(name string) string {
+	switch name {
+	case DefaultSourceHeader, DefaultAgeHeader, DefaultBreakerHeader:
+		return name
+	}
+	return textproto.CanonicalMIMEHeaderKey(name)
 }

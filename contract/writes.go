@@ -24,51 +24,65 @@ type writesCheck struct {
 	wantText string
 }
 
-func (c *writesCheck) evaluate(w *window) CheckResult {
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}
-	done := false
-	var reads []*timeline.ReadBackResult
+// writesAcc judges, as the window's writes stream past, the read-back
+// recorded for each (the read-backs are events, held).
+type writesAcc struct {
+	c     *writesCheck
+	w     *window
+	res   CheckResult
+	done  bool
+	reads map[uint64]*timeline.ReadBackResult
+	lost  int
+}
+
+func (c *writesCheck) start(w *window) acc {
+	a := &writesAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}, reads: map[uint64]*timeline.ReadBackResult{}}
 	for i := range w.tl.Events {
 		e := &w.tl.Events[i]
 		switch {
 		case e.Kind == timeline.ReadBackDone:
-			done = true
+			a.done = true
 		case e.Kind == timeline.ReadBack && e.Read != nil:
-			reads = append(reads, e.Read)
+			if _, dup := a.reads[e.Read.Write]; !dup {
+				a.reads[e.Read.Write] = e.Read
+			}
 		}
 	}
-	if !done {
+	return a
+}
+
+func (a *writesAcc) add(r *timeline.Request, in bool, k *classed) {
+	if !in || !a.done {
+		return
+	}
+	rd, ok := a.reads[r.Seq]
+	if !ok {
+		return
+	}
+	a.res.Samples++
+	detail := readProblem(r, rd)
+	if detail == "" {
+		return
+	}
+	a.lost++
+	if len(a.res.Violations) < MaxLostWrites {
+		v := a.w.violation(r, k)
+		v.Detail = detail
+		a.res.Violations = append(a.res.Violations, v)
+	}
+}
+
+func (a *writesAcc) result() CheckResult {
+	res, c := a.res, a.c
+	if !a.done {
 		return inconclusive(res, "the run read no writes back: the scenario declares no writes, or the run stopped before the read-back")
-	}
-	inWindow := make(map[uint64]int, len(w.reqs))
-	for i := range w.reqs {
-		inWindow[w.reqs[i].Seq] = i
-	}
-	sort.SliceStable(reads, func(i, j int) bool { return reads[i].Write < reads[j].Write })
-	lost := 0
-	for _, rd := range reads {
-		i, ok := inWindow[rd.Write]
-		if !ok {
-			continue
-		}
-		res.Samples++
-		detail := readProblem(&w.reqs[i], rd)
-		if detail == "" {
-			continue
-		}
-		lost++
-		if len(res.Violations) < MaxLostWrites {
-			v := w.violation(i)
-			v.Detail = detail
-			res.Violations = append(res.Violations, v)
-		}
 	}
 	if res.Samples == 0 {
 		return inconclusive(res, "no acknowledged write in the window was read back")
 	}
-	res.Measured = fmt.Sprintf("%d lost of %d acknowledged", lost, res.Samples)
-	res.Margin = margin(float64(lost), c.op, c.want)
-	res.Outcome = outcome(compare(float64(lost), c.op, c.want))
+	res.Measured = fmt.Sprintf("%d lost of %d acknowledged", a.lost, res.Samples)
+	res.Margin = margin(float64(a.lost), c.op, c.want)
+	res.Outcome = outcome(compare(float64(a.lost), c.op, c.want))
 	return res
 }
 

@@ -62,16 +62,21 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	var reps []reports.ScenarioReport
 	var started, ended time.Time
 	for _, run := range runs {
-		tl, err := timeline.ReadFile(filepath.Join(run, timeline.FileName))
+		src, err := timeline.OpenDir(run)
 		if err != nil {
 			return nil, exitcode.Wrap(exitcode.Invalid, err)
 		}
+		tl := src.Head()
 		sc, from, err := FindScenario(run, tl, opts.Scenario)
 		if err != nil {
 			return nil, err
 		}
 		reports.WriteWrapped(out, fmt.Sprintf("%s (%s, judged with %s)", sc.Name, run, from), opts.Width)
-		reps = append(reps, ScenarioReport(sc, tl, runDirFrom(dir, run), RecordedError(run, tl)))
+		rep := ScenarioReport(sc, src, runDirFrom(dir, run), RecordedError(run, tl))
+		if src.Cut && rep.Error == "" {
+			rep.Error = "the request stream's last frame was cut short: the recording process died while writing it"
+		}
+		reps = append(reps, rep)
 		start, end := runSpan(tl)
 		if started.IsZero() || start.Before(started) {
 			started = start

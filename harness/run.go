@@ -50,6 +50,13 @@ type Options struct {
 	RateScale float64
 	// KeepGoing goes on with the next scenario after one could not run.
 	KeepGoing bool
+	// Shard, NoFaults, FaultsOnly and StartAt slice the load across runs
+	// (see runner.Options); `chaoskit report --merge` judges the slices as
+	// one run.
+	Shard      runner.Shard
+	NoFaults   bool
+	FaultsOnly bool
+	StartAt    time.Time
 }
 
 func (o *Options) output() output {
@@ -60,7 +67,7 @@ func (o *Options) out() io.Writer { return o.output().progress }
 
 func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Options {
 	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Tool: o.Tool,
-		StateDir: o.StateDir, RateScale: o.RateScale})
+		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt})
 }
 
 // Run runs each scenario into its run directory below ReportDir, judges
@@ -87,11 +94,17 @@ func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports
 	for i, sc := range scs {
 		fmt.Fprintf(out, "%s (%s) [%d/%d]\n", sc.Name, sc.File, i+1, len(scs))
 		res, err := runner.Run(ctx, sc, opts.runnerOptions(sc, filepath.Join(opts.ReportDir, sc.Name)))
-		var tl *timeline.Timeline
+		var src timeline.Source
 		if res != nil {
-			tl = res.Timeline
+			// The requests were streamed to disk and are judged from there,
+			// in one pass, as `chaoskit report` judges them.
+			if s, oerr := timeline.OpenDir(res.Dir); oerr == nil {
+				src = s
+			} else {
+				src = res.Timeline
+			}
 		}
-		rep := ScenarioReport(sc, tl, sc.Name, err)
+		rep := ScenarioReport(sc, src, sc.Name, err)
 		if err != nil {
 			fmt.Fprintf(out, "  %s: %v\n", sc.Name, err)
 		}
@@ -129,15 +142,22 @@ func verdictError(rep *reports.Report) error {
 	return nil
 }
 
-// ScenarioReport judges sc's contracts over a recorded timeline (nil when
-// the run recorded nothing) and measures the run, for the reports. runDir
-// is the run directory as the reports name it; runErr the error the run
-// ended with.
-func ScenarioReport(sc *scenarios.Scenario, tl *timeline.Timeline, runDir string, runErr error) reports.ScenarioReport {
+// ScenarioReport judges sc's contracts over a recorded run (nil when the
+// run recorded nothing) and measures the run, for the reports, in one pass
+// over its requests. runDir is the run directory as the reports name it;
+// runErr the error the run ended with.
+func ScenarioReport(sc *scenarios.Scenario, src timeline.Source, runDir string, runErr error) reports.ScenarioReport {
 	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
-	if tl != nil {
-		rep.Contracts = Judge(sc, tl)
-		rep.AddMeasurement(contract.Measure(tl, sc.Classification()))
+	if src != nil {
+		cls := sc.Classification()
+		verdicts, m, err := judge(sc, src, &cls)
+		rep.Contracts = verdicts
+		if m != nil {
+			rep.AddMeasurement(*m)
+		}
+		if err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if runErr != nil {
 		rep.Error = runErr.Error()
@@ -146,24 +166,47 @@ func ScenarioReport(sc *scenarios.Scenario, tl *timeline.Timeline, runDir string
 	return rep
 }
 
-// Judge evaluates sc's contracts over a recorded timeline. The contracts
+// Judge evaluates sc's contracts over a recorded run. The contracts
 // compiled when the scenario loaded, so a compile error here cannot
-// happen; were one to, its verdict says so, inconclusive. Each verdict
-// carries where its contract is written.
-func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) []contract.Verdict {
-	var out []contract.Verdict
-	for _, c := range sc.Contracts {
+// happen; were one to, its verdict says so, inconclusive. So is every
+// verdict when the requests cannot be read (a corrupt request stream).
+// Each verdict carries where its contract is written.
+func Judge(sc *scenarios.Scenario, src timeline.Source) []contract.Verdict {
+	vs, _, _ := judge(sc, src, nil)
+	return vs
+}
+
+// judge judges sc's contracts, and measures the run when cls is given, in
+// one pass.
+func judge(sc *scenarios.Scenario, src timeline.Source, cls *contract.Classification) ([]contract.Verdict, *contract.Measurement, error) {
+	out := make([]contract.Verdict, len(sc.Contracts))
+	var compiled []*contract.Contract
+	var at []int
+	for i, c := range sc.Contracts {
 		cc, err := contract.Compile(c.Spec())
-		v := contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive}
 		if err != nil {
-			v.Reason = err.Error()
-		} else {
-			v = cc.Evaluate(tl)
+			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()}
+			continue
 		}
-		v.Position = c.Position
-		out = append(out, v)
+		compiled = append(compiled, cc)
+		at = append(at, i)
 	}
-	return out
+	vs, m, err := contract.Judge(src, compiled, cls)
+	if err != nil {
+		for _, i := range at {
+			c := sc.Contracts[i]
+			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Measured: "no data",
+				Reason: "the run's requests cannot be read: " + err.Error(), Position: c.Position}
+		}
+		return out, nil, err
+	}
+	for k, i := range at {
+		out[i] = vs[k]
+	}
+	for i, c := range sc.Contracts {
+		out[i].Position = c.Position
+	}
+	return out, m, nil
 }
 
 // WriteReports writes the reports in dir (the table to out, painted with

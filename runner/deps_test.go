@@ -122,7 +122,10 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a planned kill is not a crash: %v", err)
 	}
-	tl := res.Timeline
+	tl, err := timeline.Load(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := strings.Join(events(tl, timeline.FaultOn, timeline.FaultOff, timeline.Process), "\n")
 	for _, want := range []string{
 		"process started dep", "process proxy started",
@@ -159,7 +162,7 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 	}
 	for _, e := range tl.Events {
 		if e.Kind == timeline.Process && e.Message == "started" {
-			if pid, _ := e.Data["pid"].(int); pid <= 0 || syscall.Kill(pid, 0) == nil {
+			if pid := eventPid(e); pid <= 0 || syscall.Kill(pid, 0) == nil {
 				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
@@ -288,9 +291,21 @@ func TestInterruptRollsBackProxyAndProcessFaults(t *testing.T) {
 	}
 	for _, e := range res.Timeline.Events {
 		if e.Kind == timeline.Process && e.Message == "started" {
-			if pid, _ := e.Data["pid"].(int); pid <= 0 || syscall.Kill(pid, 0) == nil {
+			if pid := eventPid(e); pid <= 0 || syscall.Kill(pid, 0) == nil {
 				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
 	}
+}
+
+// eventPid is the pid a process event names: an int in memory, a JSON
+// number once read back from the run directory.
+func eventPid(e timeline.Event) int {
+	switch v := e.Data["pid"].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 0
 }

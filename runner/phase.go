@@ -2,12 +2,11 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -53,8 +52,9 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	client, closeClient := newClient(ctx, load)
 	defer closeClient()
+	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}
 	targeter := func(t *vegeta.Target) error {
-		q := gen.Next()
+		q := reqs.next()
 		h := make(http.Header, len(q.Headers)+1)
 		for k, v := range q.Headers {
 			h.Set(k, v)
@@ -87,9 +87,17 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 
 	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
-	pacer := pacerFor(load, p.Duration.D())
+	pacer := r.opts.Shard.pacer(pacerFor(load, p.Duration.D()), p.Duration.D())
+	if r.opts.FaultsOnly {
+		pacer = idlePacer{}
+	}
 	ph.delivery = newDelivery(time.Now(), p.Duration.D())
-	results := atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
+	var results <-chan *vegeta.Result
+	if r.opts.FaultsOnly {
+		results = idle(ctx, p.Duration.D())
+	} else {
+		results = atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -154,16 +162,19 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 		}()
 	}
 	stopOnCancel := context.AfterFunc(ctx, func() { atk.Stop() })
+	// The loop only counts a result and hands it on: vegeta's workers wait
+	// on this channel, so whatever the recording costs here would sit on
+	// the request path and inflate the latencies the contracts judge.
+	rec := r.startRecorder(p.Name, &ph.stats)
 	for res := range results {
 		ph.delivery.add(res.Timestamp)
-		ph.stats.add(r.recordResult(p.Name, res))
+		rec.ch <- res
 	}
+	rec.stop()
+	r.phaseBase += uint64(ph.stats.snapshot().n)
 	stopOnCancel()
 	close(done)
 	wg.Wait()
-	if err := r.resBuf.Flush(); err != nil {
-		r.writeFailed(ResultsFile, err)
-	}
 	end := time.Now()
 	// What the phase planned against what it sent, in total and at the
 	// moment it was furthest behind: a load generator that fell behind (a
@@ -373,47 +384,126 @@ func headerFilter(o Options) func(string) bool {
 	return func(name string) bool { return alwaysKept(name) || named[name] }
 }
 
+// recordBuffer is how many results may wait for the recorder: at 10,000
+// requests a second, more than a second's worth, so that a pause of the
+// recorder (a block compressed, the disk slow) never blocks the workers.
+const recordBuffer = 16 << 10
+
+// recordYield is how many results the recorder records between two
+// yields to the other goroutines.
+const recordYield = 32
+
+// flushEvery is how often the recorder writes out what it holds, so that
+// a crash loses at most that much of the record.
+const flushEvery = time.Second
+
+// recorder records a phase's results off the request path, in its own
+// goroutine: the results file, the timeline's request stream, the
+// phase's counts.
+type recorder struct {
+	ch   chan *vegeta.Result
+	done chan struct{}
+}
+
+func (r *run) startRecorder(phase string, stats *phaseStats) *recorder {
+	rec := &recorder{ch: make(chan *vegeta.Result, recordBuffer), done: make(chan struct{})}
+	go func() {
+		defer close(rec.done)
+		tick := time.NewTicker(flushEvery)
+		defer tick.Stop()
+		var q timeline.Request
+		n := 0
+		for {
+			select {
+			case res, ok := <-rec.ch:
+				if !ok {
+					r.flushRecord()
+					return
+				}
+				stats.add(r.recordResult(phase, res, &q))
+				// The recorder works through a backlog in bursts; between
+				// results it lets the load generator's goroutines run, so
+				// that a burst does not hold a core from them (Go's
+				// scheduler would let it run for 10ms).
+				if n++; n%recordYield == 0 {
+					runtime.Gosched()
+				}
+			case <-tick.C:
+				r.flushRecord()
+			}
+		}
+	}()
+	return rec
+}
+
+// stop waits until every result handed to the recorder is recorded and
+// flushed.
+func (rec *recorder) stop() {
+	close(rec.ch)
+	<-rec.done
+}
+
+// flushRecord writes out the results and the requests recorded so far.
+func (r *run) flushRecord() {
+	if err := r.resBuf.Flush(); err != nil {
+		r.writeFailed(ResultsFile, err)
+	}
+	if r.rw != nil {
+		if err := r.rw.Flush(); err != nil {
+			r.writeFailed(timeline.RequestsFile, err)
+		}
+	}
+}
+
 // recordResult records one result on the timeline and in the results
-// file, and returns its class.
-func (r *run) recordResult(phase string, res *vegeta.Result) timeline.Class {
+// file, and returns its class. q is the recorder's scratch request,
+// reused from one result to the next.
+func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request) timeline.Class {
 	var tags []string
 	if t := res.Headers.Get(tagHeader); t != "" {
 		tags = strings.Split(t, ",")
 		res.Headers.Del(tagHeader)
 	}
+	// One numbering across the run's phases, in send order: vegeta numbers
+	// each attack's hits from 0 as it sends them, and `vegeta plot` draws
+	// one point per number, in the order of the numbers. A request's Seq on
+	// the timeline is its number in results.bin plus one.
+	res.Seq += r.phaseBase
+	seq := res.Seq + 1
+	// The results file is for vegeta's report and plot, which read
+	// neither bodies nor headers: the timeline keeps those, once.
+	body, hdr := res.Body, res.Headers
+	res.Body, res.Headers = nil, nil
 	if err := r.resEnc.Encode(res); err != nil {
 		r.writeFailed(ResultsFile, err)
 	}
-	q := timeline.Request{
-		Seq: r.seq.Add(1), Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
+	res.Body, res.Headers = body, hdr
+	headers := q.Headers
+	clear(headers)
+	*q = timeline.Request{
+		Seq: seq, Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
 		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
-		Latency: res.Latency, Error: res.Error, BodySize: len(res.Body), Tags: tags,
-	}
-	if len(res.Body) > 0 {
-		sum := sha256.Sum256(res.Body)
-		q.BodyHash = hex.EncodeToString(sum[:])
-		if len(res.Body) <= timeline.MaxBody {
-			q.Body = string(res.Body)
-		}
+		Latency: res.Latency, Error: res.Error, Tags: tags,
 	}
 	for k, v := range res.Headers {
-		if len(v) > 0 && len(q.Headers) < maxKeptHeaders && r.keep(k) {
-			if q.Headers == nil {
-				q.Headers = map[string]string{}
+		if len(v) > 0 && len(headers) < maxKeptHeaders && r.keep(k) {
+			if headers == nil {
+				headers = map[string]string{}
 			}
-			q.Headers[k] = truncateHeader(v[0])
+			headers[k] = truncateHeader(v[0])
+		}
+	}
+	q.Headers = headers
+	if r.rw != nil {
+		if err := r.rw.Add(q, res.Body); err != nil {
+			r.writeFailed(timeline.RequestsFile, err)
 		}
 	}
 	var class timeline.Class
 	if r.opts.Classify != nil {
-		class = r.opts.Classify(&q)
+		class = r.opts.Classify(q)
 	}
-	r.tlMu.Lock()
-	r.tl.Requests = append(r.tl.Requests, q)
-	r.tlMu.Unlock()
-	if err := r.tw.Request(&q); err != nil {
-		r.writeFailed(timeline.FileName, err)
-	}
+	r.noteWrite(q)
 	return class
 }
 

@@ -1,12 +1,11 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,24 +29,16 @@ func (r *run) readBack(ctx context.Context) error {
 	if len(r.sc.Writes) == 0 {
 		return nil
 	}
-	r.tlMu.Lock()
-	reqs := slices.Clone(r.tl.Requests)
-	r.tlMu.Unlock()
-	slices.SortFunc(reqs, func(a, b timeline.Request) int { return cmp.Compare(a.Seq, b.Seq) })
 	type job struct {
 		write *timeline.Request
 		rule  *scenarios.Write
 	}
-	var jobs []job
-	for i := range reqs {
-		q := &reqs[i]
-		path := strings.TrimPrefix(q.Target, q.Method+" ")
-		for j := range r.sc.Writes {
-			if r.sc.Writes[j].Acknowledged(q.Method, path, q.Tags, q.Status) {
-				jobs = append(jobs, job{q, &r.sc.Writes[j]})
-				break
-			}
-		}
+	jobs := make([]job, len(r.writes))
+	for i := range r.writes {
+		jobs[i] = job{&r.writes[i].req, r.writes[i].rule}
+	}
+	if r.writesDropped > 0 {
+		fmt.Fprintf(r.opts.Log, "  read-back: %d acknowledged writes beyond the first %d are not read back\n", r.writesDropped, maxReadBacks)
 	}
 	timeout := readBackTimeout
 	if t := r.sc.Load.Timeout.D(); t > 0 && t < timeout {
@@ -129,4 +120,38 @@ func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeli
 		res.Body = string(body)
 	}
 	return res
+}
+
+// maxReadBacks bounds the acknowledged writes a run keeps to read back, so
+// that a long run of writes keeps its memory bounded: the first ones are
+// read back, and the log says how many were not.
+const maxReadBacks = 100_000
+
+// ackedWrite is an acknowledged write kept for the read-back.
+type ackedWrite struct {
+	req  timeline.Request
+	rule *scenarios.Write
+}
+
+// noteWrite keeps q for the read-back when the scenario declares it an
+// acknowledged write. q is the recorder's scratch request: what is kept
+// is copied.
+func (r *run) noteWrite(q *timeline.Request) {
+	if len(r.sc.Writes) == 0 {
+		return
+	}
+	path := strings.TrimPrefix(q.Target, q.Method+" ")
+	for j := range r.sc.Writes {
+		if !r.sc.Writes[j].Acknowledged(q.Method, path, q.Tags, q.Status) {
+			continue
+		}
+		if len(r.writes) >= maxReadBacks {
+			r.writesDropped++
+			return
+		}
+		w := *q
+		w.Headers = maps.Clone(q.Headers)
+		r.writes = append(r.writes, ackedWrite{w, &r.sc.Writes[j]})
+		return
+	}
 }

@@ -109,7 +109,11 @@ func runOrders(t *testing.T, o *orders) (*timeline.Timeline, contract.Verdict) {
 	}
 	// The tests judge the read-back check, not whether the short phase got
 	// its load on a busy machine (the verdict's shortfall rule).
-	return res.Timeline, c.Evaluate(res.Timeline)
+	tl, err := timeline.Load(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl, c.Evaluate(tl)
 }
 
 func TestReadBackFindsLostWrites(t *testing.T) {

@@ -63,9 +63,25 @@ type Options struct {
 	// keeps every one (at most 32 per request, each cut at 1 KiB).
 	Headers    []string
 	AllHeaders bool
+	// Shard is the slice of every phase's load this run sends (the zero
+	// value: all of it). Shard 1 switches the faults, the others send load
+	// only; NoFaults makes shard 1 send load only too, for a separate
+	// FaultsOnly run, which switches the faults and sends no load.
+	// `chaoskit report --merge` judges the shards' run directories as one
+	// run.
+	Shard      Shard
+	NoFaults   bool
+	FaultsOnly bool
+	// StartAt, when set, is the moment the first phase starts (the target
+	// ready before it): shards started at different times, as a CI matrix
+	// or a Kubernetes Indexed Job starts them, run their phases together.
+	StartAt time.Time
 }
 
-// Result is what a run recorded.
+// Result is what a run recorded. Timeline holds the run's meta and events
+// only: the requests are streamed to the run directory as they complete
+// and never held (read them with timeline.OpenDir(Dir), or timeline.Load
+// for a short run).
 type Result struct {
 	Timeline *timeline.Timeline
 	Summary  *Summary
@@ -135,16 +151,19 @@ type run struct {
 	ports    map[string]int
 	proxies  *netfault.Proxies
 	proxyLog *os.File
-	// seq numbers timeline requests; reqSeq feeds {seq} templates.
-	seq, reqSeq atomic.Uint64
-	keep        func(string) bool
-	resBuf      *bufio.Writer
-	resEnc      vegeta.Encoder
-	faults      *faults
-	sampler     *sampler
-	phase       atomic.Value // name of the running phase
-	summary     Summary
-	exitOnce    sync.Once
+	// phaseBase is how many requests the phases before the running one
+	// sent: the running phase's requests are numbered from it. reqSeq feeds
+	// {seq} templates.
+	phaseBase uint64
+	reqSeq    atomic.Uint64
+	keep      func(string) bool
+	resBuf    *bufio.Writer
+	resEnc    vegeta.Encoder
+	faults    *faults
+	sampler   *sampler
+	phase     atomic.Value // name of the running phase
+	summary   Summary
+	exitOnce  sync.Once
 	// stopRun ends the run's context with a cause; werr is the first
 	// record that could not be written.
 	stopRun func(error)
@@ -153,6 +172,12 @@ type run struct {
 	control context.Context
 	writeMu sync.Mutex
 	werr    error
+	// rw streams the requests to RequestsFile (nil until the target is
+	// up); writes are the acknowledged writes kept for the read-back,
+	// written by the recorder and read after the last phase.
+	rw            *timeline.RequestWriter
+	writes        []ackedWrite
+	writesDropped int
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run
@@ -173,6 +198,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	if !opts.Shard.Whole() && opts.Shard.Index > 1 || opts.NoFaults {
+		sc = withoutFaults(sc)
+	}
 	if err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool}); err != nil {
 		return nil, err
 	}
@@ -191,6 +219,11 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	}
 	r.tw = timeline.NewWriter(tf)
 	defer tf.Close()
+	qf, err := os.Create(filepath.Join(r.dir, timeline.RequestsFile))
+	if err != nil {
+		return nil, infra("cannot write the timeline", "", err)
+	}
+	defer qf.Close()
 	rf, err := os.Create(filepath.Join(r.dir, ResultsFile))
 	if err != nil {
 		return nil, infra("cannot write the results file", "", err)
@@ -199,7 +232,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	r.resBuf = bufio.NewWriterSize(rf, 64<<10)
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
-	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale}
+	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale,
+		Shard: opts.Shard.String(), FaultsOnly: opts.FaultsOnly}
 	if len(r.tl.Meta.Vars) == 0 {
 		r.tl.Meta.Vars = nil
 	}
@@ -225,7 +259,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 			err = pErr
 		}
 		r.stopDeps(ctx)
-		err = r.finish(err, rf)
+		err = r.finish(err, rf, qf)
 		if a := r.summary.FaultAcks; a.Count > 0 {
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
 		}
@@ -255,6 +289,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	r.tl.Meta.Target, r.tl.Meta.BaseURL, r.tl.Meta.Control = tgt.desc, tgt.baseURL, tgt.controlAddr
+	r.rw = timeline.NewRequestWriter(qf, tgt.baseURL)
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
 		return res, r.writeFailed(timeline.FileName, err)
 	}
@@ -270,6 +305,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	stopSampler = r.startSampler()
+	if err := r.waitStart(ctx); err != nil {
+		return res, r.stopped(ctx, err)
+	}
 	if err := r.phases(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
@@ -277,6 +315,23 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 		return res, r.stopped(ctx, err)
 	}
 	return res, r.stopped(ctx, nil)
+}
+
+// waitStart waits until Options.StartAt, if it is set and ahead.
+func (r *run) waitStart(ctx context.Context) error {
+	wait := time.Until(r.opts.StartAt)
+	if r.opts.StartAt.IsZero() || wait <= 0 {
+		return nil
+	}
+	fmt.Fprintf(r.opts.Log, "  waiting %v for the start at %s\n", wait.Round(time.Millisecond), r.opts.StartAt.Format(time.RFC3339))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // stopBudget is how long requests to the control endpoint may go on once
@@ -364,7 +419,7 @@ func (r *run) writeErr() error {
 // run directory synced and the outcome noted in its marker. A write
 // failure becomes the run's error unless an earlier error explains the
 // run better (a failure to roll back, a panic).
-func (r *run) finish(err error, rf *os.File) error {
+func (r *run) finish(err error, rf, qf *os.File) error {
 	if werr := r.writeErr(); werr != nil && (err == nil || errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled)) {
 		err = werr
 	}
@@ -379,6 +434,13 @@ func (r *run) finish(err error, rf *os.File) error {
 		werr = r.writeFailed(ResultsFile, e)
 	} else if e := rf.Sync(); e != nil {
 		werr = r.writeFailed(ResultsFile, e)
+	}
+	if r.rw != nil {
+		if e := r.rw.Close(); e != nil {
+			werr = r.writeFailed(timeline.RequestsFile, e)
+		}
+	} else if e := qf.Sync(); e != nil {
+		werr = r.writeFailed(timeline.RequestsFile, e)
 	}
 	if e := r.tw.Close(); e != nil {
 		werr = r.writeFailed(timeline.FileName, e)

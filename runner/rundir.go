@@ -26,7 +26,7 @@ const (
 // of older versions' renames. Replacing a run directory removes these and
 // nothing else.
 var runFiles = []string{
-	timeline.FileName, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
+	timeline.FileName, timeline.RequestsFile, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
 	TargetStdout, TargetStderr, DepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }

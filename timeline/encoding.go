@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -150,8 +151,21 @@ func Read(r io.Reader) (*Timeline, error) {
 	return t, nil
 }
 
-// ReadFile reads the timeline stored at path.
+// ReadFile reads the whole timeline stored at path into memory: the meta
+// and events of a FileName and, when the compact request stream
+// (RequestsFile) lies beside it, its requests too. Judging a long run
+// streams instead (OpenDir).
 func ReadFile(path string) (*Timeline, error) {
+	if filepath.Base(path) == FileName {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), RequestsFile)); err == nil {
+			return Load(filepath.Dir(path))
+		}
+	}
+	return readLines(path)
+}
+
+// readLines reads the JSON lines at path.
+func readLines(path string) (*Timeline, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -162,4 +176,26 @@ func ReadFile(path string) (*Timeline, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// Export writes the run src records as JSON lines, in the form Read reads
+// (and `chaoskit report` reads from a run directory's FileName): the meta,
+// then every request, then every event. It is how a run leaves the compact
+// form for tools that read JSON (jq, a notebook): `chaoskit export DIR`.
+func Export(src Source, w io.Writer) error {
+	jw := NewWriter(w)
+	head := src.Head()
+	if err := jw.Meta(head.Meta); err != nil {
+		return err
+	}
+	err := src.EachRequest(func(r *Request) error { return jw.Request(r) })
+	if err != nil {
+		return err
+	}
+	for _, e := range head.Events {
+		if err := jw.Event(e); err != nil {
+			return err
+		}
+	}
+	return jw.Flush()
 }

@@ -37,6 +37,12 @@ type Meta struct {
 	// not asked (no faults). It tells a marker that never fired because no
 	// request took its code path from one that could not fire.
 	FaultInjection *bool `json:"fault_injection,omitempty"`
+	// Shard is "i/n" when the run sent the i-th of n slices of the load
+	// (chaoskit run --shard); FaultsOnly is true for a run that switched
+	// the faults and sent no load (--faults-only). `chaoskit report
+	// --merge` judges such runs as one.
+	Shard      string `json:"shard,omitempty"`
+	FaultsOnly bool   `json:"faults_only,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.
@@ -185,6 +191,9 @@ type Timeline struct {
 	// Complete is false when the record ends without a RunEnd event, as it
 	// does when the recording process was killed.
 	Complete bool
+	// lastEnd is, per phase, when its last response ended, for a phase
+	// that never ended and whose requests are not held (see OpenDir).
+	lastEnd map[string]time.Time
 }
 
 // Phases returns the phases in the order they ran, from the phase events. A
@@ -209,6 +218,9 @@ func (t *Timeline) Phases() []Phase {
 			continue
 		}
 		end := out[i].Start
+		if e := t.lastEnd[out[i].Name]; e.After(end) {
+			end = e
+		}
 		for _, r := range t.Requests {
 			if r.Phase == out[i].Name && r.End().After(end) {
 				end = r.End()

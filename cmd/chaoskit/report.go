@@ -17,8 +17,9 @@ func newReportCmd() *cobra.Command {
 	var o harness.RejudgeOptions
 	var formats string
 	var output outputFlags
+	var merge bool
 	cmd := &cobra.Command{
-		Use:   "report RUN_DIR",
+		Use:   "report RUN_DIR | --merge RUN_DIR...",
 		Short: "Judge and report a saved run again, without re-running it",
 		Long: `Report judges runs saved on disk again and writes their reports, without
 starting a service or sending a request. RUN_DIR is a run directory (it holds
@@ -30,10 +31,21 @@ they are now: the scenario file the run was made from when it is still
 there, else the copy saved in the run directory (scenario.yaml), else the
 bundled scenario of the same name. --scenario names another file.
 
+--merge judges the run directories given as one run: the shards of one
+scenario's load (chaoskit run --shard i/n), with the run that switched the
+faults (shard 1, or a --faults-only run). The reports go to --report-dir,
+default the first directory.
+
 -o json, --quiet and GitHub Actions are as for chaoskit run.`,
 		Example: `  chaoskit report out
-  chaoskit report out/db-timeout-serves-cache --format table,html --report-dir review`,
-		Args: cobra.ExactArgs(1),
+  chaoskit report out/db-timeout-serves-cache --format table,html --report-dir review
+  chaoskit report --merge shard-1/soak shard-2/soak shard-3/soak --report-dir merged`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if merge {
+				return cobra.MinimumNArgs(2)(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := output.streams(cmd)
 			if err != nil {
@@ -45,12 +57,16 @@ bundled scenario of the same name. --scenario names another file.
 			o.Out, o.Results, o.Mode, o.GitHub = s.out, s.results, s.mode, s.github
 			o.Color = colorOK(o.Out)
 			o.Width = terminalWidth(o.Out)
+			if merge {
+				return s.done(harness.Merge(args, o))
+			}
 			return s.done(harness.Rejudge(args[0], o))
 		},
 	}
 	cmd.Flags().StringVar(&o.ReportDir, "report-dir", "", "directory for the report files (default RUN_DIR)")
 	cmd.Flags().StringVar(&formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringVar(&o.Scenario, "scenario", "", "judge with this scenario file instead (one run only)")
+	cmd.Flags().BoolVar(&merge, "merge", false, "judge the run directories given (the shards of one run) as one run")
 	output.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
 	return cmd

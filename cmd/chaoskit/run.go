@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
@@ -26,6 +28,12 @@ type runFlags struct {
 	only      []string
 	keepGoing bool
 	output    outputFlags
+	// shard, noFaults, faultsOnly and startAt slice the load across
+	// processes (docs/scenarios.md, "Shards").
+	shard      string
+	noFaults   bool
+	faultsOnly bool
+	startAt    string
 }
 
 // outputFlags are what run and report print on stdout: -o/--output,
@@ -193,6 +201,10 @@ A scenario whose run fails for a reason of the harness or the target (exit
 	cmd.Flags().StringVar(&f.formats, "format", formatsFlagDefault, formatsFlagUsage)
 	cmd.Flags().StringArrayVar(&f.only, "only", nil, "run only the scenario with this name (repeatable)")
 	cmd.Flags().BoolVar(&f.keepGoing, "keep-going", false, "go on with the next scenario after one could not run")
+	cmd.Flags().StringVar(&f.shard, "shard", "", "send only the i-th of n disjoint slices of every phase's load: --shard 2/3; shard 1 switches the faults")
+	cmd.Flags().BoolVar(&f.noFaults, "no-faults", false, "switch no fault (a shard whose faults a --faults-only run switches)")
+	cmd.Flags().BoolVar(&f.faultsOnly, "faults-only", false, "switch the phases' faults and send no load (the shards send it)")
+	cmd.Flags().StringVar(&f.startAt, "start-at", "", "start the first phase at this time (RFC 3339, e.g. 2026-12-01T21:00:00Z), so that shards started apart run together")
 	f.load.register(cmd)
 	f.output.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format", completeFormats)
@@ -218,8 +230,38 @@ func runScenarios(cmd *cobra.Command, args []string, f runFlags, s streams) (*re
 	if scale == 1 {
 		scale = 0
 	}
-	return harness.Run(cmd.Context(), scs, harness.Options{ReportDir: f.reportDir, Formats: formats, Out: s.out, Results: s.results, Mode: s.mode, GitHub: s.github,
-		Live: isTerminal(s.out), Color: colorOK(s.out), Width: terminalWidth(s.out), Tool: version, StateDir: stateDir(), RateScale: scale, KeepGoing: f.keepGoing})
+	o, err := f.shardOptions()
+	if err != nil {
+		return nil, err
+	}
+	o.ReportDir, o.Formats, o.Out, o.Results, o.Mode, o.GitHub = f.reportDir, formats, s.out, s.results, s.mode, s.github
+	o.Live, o.Color, o.Width = isTerminal(s.out), colorOK(s.out), terminalWidth(s.out)
+	o.Tool, o.StateDir, o.RateScale, o.KeepGoing = version, stateDir(), scale, f.keepGoing
+	return harness.Run(cmd.Context(), scs, o)
+}
+
+// shardOptions reads the shard flags.
+func (f *runFlags) shardOptions() (harness.Options, error) {
+	var o harness.Options
+	if f.shard != "" {
+		sh, err := runner.ParseShard(f.shard)
+		if err != nil {
+			return o, usageError("--shard: %v", err)
+		}
+		o.Shard = sh
+	}
+	if f.faultsOnly && (f.shard != "" || f.noFaults) {
+		return o, usageError("--faults-only sends no load: give it without --shard and --no-faults (the shards send the load, each with --no-faults)")
+	}
+	if f.startAt != "" {
+		t, err := time.Parse(time.RFC3339, f.startAt)
+		if err != nil {
+			return o, usageError("--start-at %q: write a time as 2026-12-01T21:00:00Z", f.startAt)
+		}
+		o.StartAt = t
+	}
+	o.NoFaults, o.FaultsOnly = f.noFaults, f.faultsOnly
+	return o, nil
 }
 
 // stateDir is where runs index the faults they may leave on, so the next

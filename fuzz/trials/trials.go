@@ -17,6 +17,7 @@ import (
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // Runner is the fuzz.Trier chaoskit fuzz and explore use.
@@ -72,7 +73,13 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts runner.Options, dir s
 	if err != nil {
 		return nil, err
 	}
-	o := fuzz.Judge(sc, res.Timeline)
+	// A trial is short: its whole record, requests included, fits in
+	// memory, and fuzz.Judge reads it that way.
+	tl, err := timeline.Load(res.Dir)
+	if err != nil {
+		return nil, &runner.InfraError{Msg: "cannot read the trial's timeline", Err: err}
+	}
+	o := fuzz.Judge(sc, tl)
 	o.Dir, o.File, o.Elapsed = dir, sc.File, time.Since(start)
 	return o, nil
 }
