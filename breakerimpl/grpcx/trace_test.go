@@ -94,7 +94,11 @@ func TestDecisionEvents(t *testing.T) {
 	addr := serveGRPC(t, h)
 	// One failure per call, after the retries: the second call opens it.
 	cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 2}, Clock: clk})
-	r := retry.New(retry.Settings{MaxAttempts: 2, Backoff: time.Nanosecond, Clock: clock.NewInstant(time.Time{})})
+	// The retry reads the real clock: the gRPC transport's own deadline
+	// timer may end the slow call a moment before the timeout's context
+	// says so, and only a clock that has reached the deadline then stops
+	// the retry (WhyDeadline).
+	r := retry.New(retry.Settings{MaxAttempts: 2, Backoff: time.Nanosecond, Clock: clock.Real()})
 	fb := &grpcx.Fallback{Name: "default", Fn: func(context.Context, string, any, any, error) error { return nil }}
 	tm := timeout.New(timeout.Settings{Timeout: 30 * time.Millisecond, Clock: clock.Real()})
 	c := dial(t, addr, grpc.WithChainUnaryInterceptor(grpcx.TraceUnaryClient(nil),
