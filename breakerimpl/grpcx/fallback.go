@@ -36,6 +36,15 @@ type Health interface {
 	Healthy() bool
 }
 
+// Recorder is a Health that learns from the gRPC path's calls, as a
+// *health.Score does: an HTTPFallback whose Health is one tells it each
+// gRPC attempt's latency and outcome (nil when the server answered,
+// whatever its code; the error when the path failed or the time ran out).
+type Recorder interface {
+	Health
+	Record(latency time.Duration, err error)
+}
+
 // HTTPFallbackSettings configures an HTTPFallback. Only BaseURL is
 // required.
 type HTTPFallbackSettings struct {
@@ -54,7 +63,8 @@ type HTTPFallbackSettings struct {
 	Breaker *circuitbreaker.Breaker
 	// Health, if set, is asked before the breaker: while it says
 	// unhealthy, calls go over HTTP with Reason "open". Nil means the
-	// breaker alone decides.
+	// breaker alone decides. A Health that is a Recorder (a
+	// *health.Score) is told every gRPC attempt.
 	Health Health
 	// PathFailure says which errors of a gRPC attempt mean the gRPC path
 	// is unavailable, so that the same call is sent over HTTP at once. Nil
@@ -163,21 +173,35 @@ func (f *HTTPFallback) Unary(ctx context.Context, method string, req, reply any,
 			permit.Panicked(recover())
 		}
 	}()
+	began := time.Now()
 	err = invoker(ctx, method, req, reply, cc, append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))...)
 	finished = true
 	switch {
 	case err == nil:
 		permit.Done(nil)
+		f.record(began, nil)
 	case f.failure(err, trailer):
 		permit.Done(err)
+		f.record(began, err)
 		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonError)
 	case status.Code(err) == codes.Canceled || status.Code(err) == codes.DeadlineExceeded:
 		permit.Done(context.Canceled) // the time ran out: that says nothing about the path
+		if status.Code(err) == codes.DeadlineExceeded {
+			f.record(began, err) // but it was slow: a score counts that
+		}
 	default:
 		permit.Done(nil) // the server answered: the path works
+		f.record(began, nil)
 	}
 	reportOf(opts).set(breakerimpl.SourcePrimary, breakerimpl.ReasonNone)
 	return err
+}
+
+// record tells a Recorder health how a gRPC attempt begun at began ended.
+func (f *HTTPFallback) record(began time.Time, err error) {
+	if r, ok := f.health.(Recorder); ok {
+		r.Record(time.Since(began), err)
+	}
 }
 
 // overHTTP sends the call over HTTP, for reason, and reports it.

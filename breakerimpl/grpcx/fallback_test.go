@@ -22,6 +22,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
+	healthscore "github.com/chaoskit/chaoskit/breakerimpl/health"
 )
 
 // twoPaths serves h over gRPC, where a switch can make the path
@@ -361,5 +362,44 @@ func TestHTTPHandlerRefusals(t *testing.T) {
 				t.Fatalf("%d %q (Accept-Encoding %q), want %d", resp.StatusCode, body, resp.Header.Get("Accept-Encoding"), tc.status)
 			}
 		})
+	}
+}
+
+// A *health.Score as the Health learns from the gRPC path's attempts:
+// failures make it unhealthy, calls then go over HTTP without touching
+// gRPC, and once its window has slid past them the calls come back.
+func TestHTTPFallbackHealthScore(t *testing.T) {
+	h := &health{}
+	p := serveTwoPaths(t, h)
+	clk := clock.NewFake(time.Time{})
+	score := healthscore.New(healthscore.Settings{MinRequests: 4, Window: time.Second, Buckets: 10, Refresh: time.Millisecond, Clock: clk})
+	// A breaker that would not open on its own: the score decides.
+	cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 100}, Clock: clk})
+	f := newFallback(t, grpcx.HTTPFallbackSettings{BaseURL: p.http.URL, Breaker: cb, Health: score})
+	c := dial(t, p.grpcAddr, grpc.WithUnaryInterceptor(f.Unary))
+	call := func(step, source string, reason breakerimpl.Reason) {
+		t.Helper()
+		clk.Advance(2 * time.Millisecond) // past the score's Refresh
+		res, err := check(context.Background(), c)
+		if err != nil || res.Source != source || res.Reason != reason {
+			t.Fatalf("%s: %+v, %v; want %s (%v)", step, res, err, source, reason)
+		}
+	}
+	for range 4 {
+		call("healthy", breakerimpl.SourcePrimary, breakerimpl.ReasonNone)
+	}
+	p.down.Store(true)
+	for range 4 {
+		call("gRPC down", grpcx.SourceHTTP, breakerimpl.ReasonError)
+	}
+	if clk.Advance(2 * time.Millisecond); score.Healthy() {
+		t.Fatalf("half the window's calls failed and the score says healthy: %+v", score.Report())
+	}
+	p.down.Store(false) // a call that tried gRPC now would be served there
+	call("unhealthy", grpcx.SourceHTTP, breakerimpl.ReasonOpen)
+	clk.Advance(1100 * time.Millisecond)
+	call("window slid past the failures", breakerimpl.SourcePrimary, breakerimpl.ReasonNone)
+	if cb.State() != circuitbreaker.Closed {
+		t.Fatalf("breaker %v", cb.State())
 	}
 }
