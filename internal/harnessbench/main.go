@@ -2,7 +2,7 @@
 // a trivial HTTP server on loopback (itself, in a child process), drives it
 // at one rate with raw vegeta (the CLI of the module version go.mod pins)
 // and with chaoskit, one after the other and alternating for -runs rounds,
-// and prints for both the figures of issue #20's table: the rate reached,
+// and prints the same figures for both: the rate reached,
 // the p99 and mean latency each recorded, the peak RSS, and the bytes per
 // request on disk. `make bench-harness` runs it; BENCHMARKS.md ("The
 // harness at scale") holds its output.
