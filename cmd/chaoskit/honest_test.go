@@ -136,7 +136,9 @@ func TestFullDiskFailsTheRun(t *testing.T) {
 			os.Mkdir(disk, 0o755)
 			mount(t, disk, "size=96k")
 			out := filepath.Join(disk, "out")
-			res := runBin(t, bin, "run", writeFile(t, dir, "s.yaml", scenarioFor(t, target, "200/s", 3*time.Second)), "--report-dir", out)
+			// 3,000 requests: their results.bin alone (about 90 bytes a
+			// request) outgrows the disk mid-run.
+			res := runBin(t, bin, "run", writeFile(t, dir, "s.yaml", scenarioFor(t, target, "1000/s", 3*time.Second)), "--report-dir", out)
 			if res.code != 3 {
 				t.Fatalf("exit %d, want 3\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
