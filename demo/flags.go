@@ -30,6 +30,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address on loopback that keeps the search rate limit (in-memory fallback while it is away), e.g. 127.0.0.1:6379")
 	fs.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
 	fs.StringVar(&cfg.Policies, "policies", "", "YAML policy file tuning the breakers (db, orders-db, recommendations), the recommendations retry and the search limiter, re-applied when it changes")
+	fs.StringVar(&cfg.RecommendationsGRPCListen, "recommendations-grpc-listen", "", "loopback address the recommendations dependency serves gRPC on (default a free port)")
+	fs.StringVar(&cfg.RecommendationsGRPCDial, "recommendations-grpc-dial", "", "loopback address the demo dials for recommendations over gRPC (default the one it serves on; a proxy in front of it, say)")
 	fs.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
 	fs.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: serve no fallback (no cache copy, no default recommendations)")
 	fs.BoolVar(&cfg.StaleUnbounded, "stale-unbounded", false, "broken variant: serve cache copies of any age, past --max-staleness")
@@ -76,6 +78,9 @@ func CheckArgs(args []string) error {
 		if err := checkListen(f.Config.Listen); err != nil {
 			return err
 		}
+	}
+	if err := f.Config.checkRecommendationsAddrs(); err != nil {
+		return err
 	}
 	if b := f.Config.Bug; b != "" && Bugs[b] == "" {
 		return fmt.Errorf("unknown --bug %q (known: %s)", b, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))

@@ -21,6 +21,9 @@ func TestCheckArgs(t *testing.T) {
 		{[]string{"--db"}, "flag needs an argument: --db"},
 		{[]string{"serve"}, `the demo takes flags only, not "serve"`},
 		{[]string{"--listen", "0.0.0.0:80"}, `--listen "0.0.0.0:80": the demo only listens on loopback addresses`},
+		{[]string{"--recommendations-grpc-listen", "127.0.0.1:0", "--recommendations-grpc-dial", "127.0.0.1:9"}, ""},
+		{[]string{"--recommendations-grpc-listen", "10.0.0.1:80"}, `--recommendations-grpc-listen "10.0.0.1:80": the demo only listens on loopback addresses`},
+		{[]string{"--recommendations-grpc-dial", "example.com:80"}, `--recommendations-grpc-dial "example.com:80": the demo only dials loopback addresses`},
 		{[]string{"--bug", "nope"}, `unknown --bug "nope" (known: stale-after-recovery)`},
 		{[]string{"--help"}, "--help makes the demo print its help and exit instead of serving"},
 	}

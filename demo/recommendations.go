@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -53,10 +54,16 @@ type recommendations struct {
 // with the bestsellers as the fallback, on a gRPC connection whose calls
 // go over HTTP while the gRPC path is down.
 func newRecommendations(ctx context.Context, cfg Config) (*recommendations, error) {
+	if err := cfg.checkRecommendationsAddrs(); err != nil {
+		return nil, err
+	}
 	r := &recommendations{upstream: recommend.NewUpstream(cfg.Products)}
-	addrs, stop, err := recommend.Start(ctx, r.upstream)
+	addrs, stop, err := recommend.Start(ctx, r.upstream, cfg.RecommendationsGRPCListen)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.RecommendationsGRPCDial != "" {
+		addrs.GRPC = cfg.RecommendationsGRPCDial
 	}
 	r.stop = sync.OnceFunc(stop)
 	// The breaker trips when half the calls of the last second fail.
@@ -121,7 +128,13 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 		r.overHTTP = grpcx.NewHTTPFallback(fs)
 		chain = append(chain, r.overHTTP.Unary)
 	}
-	r.conn, err = grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithChainUnaryInterceptor(chain...))
+	// The dependency is on this machine: a lost connection is tried again
+	// within a quarter second, not after grpc-go's default backoff, which
+	// grows past a minute, so that the breaker's probes find it back.
+	reconnect := grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 250 * time.Millisecond},
+		MinConnectTimeout: time.Second}
+	r.conn, err = grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithConnectParams(reconnect),
+		grpc.WithChainUnaryInterceptor(chain...))
 	if err != nil {
 		r.stop()
 		return nil, err
@@ -208,4 +221,19 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 	writeJSON(w, recommend.FromProto(res.Value))
+}
+
+// checkRecommendationsAddrs refuses gRPC addresses off loopback.
+func (cfg Config) checkRecommendationsAddrs() error {
+	if a := cfg.RecommendationsGRPCListen; a != "" {
+		if err := checkLoopback("--recommendations-grpc-listen", a, "listens on"); err != nil {
+			return err
+		}
+	}
+	if a := cfg.RecommendationsGRPCDial; a != "" {
+		if err := checkLoopback("--recommendations-grpc-dial", a, "dials"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

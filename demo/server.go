@@ -49,6 +49,11 @@ type Config struct {
 	DBTimeout time.Duration
 	// MaxStaleness is the oldest cache copy served; default 30s.
 	MaxStaleness time.Duration
+	// RecommendationsGRPCListen is where the recommendations dependency
+	// serves gRPC (a loopback address); empty means a free port.
+	// RecommendationsGRPCDial is where the demo's client dials it; empty
+	// means the same address. Set both to put a proxy between them.
+	RecommendationsGRPCListen, RecommendationsGRPCDial string
 	// Policies, when set, is a YAML policy file (breakerimpl/reload) that
 	// tunes the breakers (db, orders-db, recommendations), the
 	// recommendations retry and the in-memory search limiter (search),
@@ -299,13 +304,17 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // checkListen refuses a listen address that is not on loopback.
-func checkListen(addr string) error {
+func checkListen(addr string) error { return checkLoopback("--listen", addr, "listens on") }
+
+// checkLoopback refuses an address of flag that is not on loopback: the
+// demo neither listens nor dials anywhere else (use says which it does).
+func checkLoopback(flag, addr, use string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %v", addr, err)
+		return fmt.Errorf("%s %q: %v", flag, addr, err)
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--listen %q: the demo only listens on loopback addresses (127.0.0.0/8, ::1)", addr)
+		return fmt.Errorf("%s %q: the demo only %s loopback addresses (127.0.0.0/8, ::1)", flag, addr, use)
 	}
 	return nil
 }

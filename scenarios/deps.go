@@ -147,14 +147,18 @@ func (p Proxy) WithPorts(ports map[string]int) Proxy {
 }
 
 // PortNames returns every port placeholder name the scenario uses, in its
-// target, dependencies and proxies, sorted; {port} is named "". Each
-// dependency's and proxy's own name is among them.
+// target (the demo's args included), dependencies and proxies, sorted;
+// {port} is named "". Each dependency's and proxy's own name is among
+// them.
 func (sc *Scenario) PortNames() []string {
 	seen := map[string]bool{}
 	for _, n := range sc.Target.PortNames() {
 		seen[n] = true
 	}
 	var strs []string
+	if sc.Target.Demo != nil {
+		strs = append(strs, sc.Target.Demo.Args...)
+	}
 	for _, d := range sc.Dependencies {
 		seen[d.Name] = true
 		strs = append(strs, d.templated()...)

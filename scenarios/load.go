@@ -730,7 +730,13 @@ func (v *validator) validateTarget() {
 	if t.Demo != nil {
 		v.checkNUL("$.target.demo.args", t.Demo.Args...)
 		if v.opts.DemoArgs != nil {
-			if err := v.opts.DemoArgs(t.Demo.Args); err != nil {
+			// The demo parses its args once chaoskit has filled their port
+			// placeholders; any port will do to check them.
+			args := make([]string, len(t.Demo.Args))
+			for i, a := range t.Demo.Args {
+				args[i] = portRef.ReplaceAllString(a, "1")
+			}
+			if err := v.opts.DemoArgs(args); err != nil {
 				v.errorf("$.target.demo.args", "chaoskit demo serve --help says what each flag does", "demo args %q: %v", t.Demo.Args, err)
 			}
 		}

@@ -133,11 +133,14 @@ type Addrs struct {
 	HTTP string // base URL of the HTTP path
 }
 
-// Start serves u over gRPC and over HTTP, each on a free loopback port,
-// until ctx ends; it returns the addresses and a function that stops both
-// and waits for them.
-func Start(ctx context.Context, u *Upstream) (Addrs, func(), error) {
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
+// Start serves u over gRPC on grpcAddr (a free loopback port when empty)
+// and over HTTP on a free loopback port, until ctx ends; it returns the
+// addresses and a function that stops both and waits for them.
+func Start(ctx context.Context, u *Upstream, grpcAddr string) (Addrs, func(), error) {
+	if grpcAddr == "" {
+		grpcAddr = "127.0.0.1:0"
+	}
+	gl, err := net.Listen("tcp", grpcAddr)
 	if err != nil {
 		return Addrs{}, nil, err
 	}

@@ -22,7 +22,7 @@ func TestUpstreamOverBothPaths(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	u := NewUpstream(200)
-	addrs, wait, err := Start(ctx, u)
+	addrs, wait, err := Start(ctx, u, "")
 	if err != nil {
 		t.Fatal(err)
 	}
