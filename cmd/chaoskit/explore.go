@@ -38,6 +38,7 @@ invalid input, 3 infrastructure error, 130 interrupted.`,
   chaoskit explore --bundled shop --var bug=stale-after-recovery --budget 5m`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForLoad()
 			return runExplore(cmd.Context(), cmd.OutOrStdout(), args, f)
 		},
 	}

@@ -90,6 +90,7 @@ reproducer), 2 invalid input, 3 infrastructure error, 130 interrupted.`,
   chaoskit fuzz checkout-fuzz.yaml --runs 20`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForLoad()
 			if !cmd.Flags().Changed("seed") {
 				f.seed = rand.Uint64() % 1_000_000
 			}

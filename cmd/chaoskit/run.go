@@ -188,6 +188,7 @@ A scenario whose run fails for a reason of the harness or the target (exit
   chaoskit run scenarios/ -o json | jq -r '.scenarios[] | .name + " " + .verdict'
   chaoskit run --bundled`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForLoad()
 			s, err := f.output.streams(cmd)
 			if err != nil {
 				return err
