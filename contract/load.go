@@ -29,8 +29,8 @@ func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 		if e.Kind != timeline.PhaseEnd || (w.spec.Phase != "" && e.Phase != w.spec.Phase) {
 			continue
 		}
-		planned, ok1 := number(e.Data[timeline.PlannedRequests])
-		sent, ok2 := number(e.Data[timeline.SentRequests])
+		planned, ok1 := timeline.Number(e.Data[timeline.PlannedRequests])
+		sent, ok2 := timeline.Number(e.Data[timeline.SentRequests])
 		if !ok1 || !ok2 || planned <= 0 {
 			continue
 		}
@@ -40,9 +40,9 @@ func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 		}
 		// A generator that stalled and then caught up sent its total, but
 		// not at the rate planned: the lag at its worst moment tells.
-		by, ok1 := number(e.Data[timeline.PlannedBy])
-		sentBy, ok2 := number(e.Data[timeline.SentBy])
-		_, ok3 := number(e.Data[timeline.BehindAt])
+		by, ok1 := timeline.Number(e.Data[timeline.PlannedBy])
+		sentBy, ok2 := timeline.Number(e.Data[timeline.SentBy])
+		_, ok3 := timeline.Number(e.Data[timeline.BehindAt])
 		if ok1 && ok2 && ok3 && by-sentBy > slack {
 			return e, false, true
 		}
@@ -65,21 +65,21 @@ func (w *window) shortfall(flight *inFlight) string {
 		return ""
 	}
 	if total {
-		planned, _ := number(e.Data[timeline.PlannedRequests])
-		sent, _ := number(e.Data[timeline.SentRequests])
+		planned, _ := timeline.Number(e.Data[timeline.PlannedRequests])
+		sent, _ := timeline.Number(e.Data[timeline.SentRequests])
 		return fmt.Sprintf("the load generator sent %s of the %s requests planned for phase %q (%s): the run did not drive the load the scenario asks for; %s",
 			count(sent), count(planned), e.Phase, percent(sent, planned), loadHint(e, flight))
 	}
-	by, _ := number(e.Data[timeline.PlannedBy])
-	sentBy, _ := number(e.Data[timeline.SentBy])
-	at, _ := number(e.Data[timeline.BehindAt])
+	by, _ := timeline.Number(e.Data[timeline.PlannedBy])
+	sentBy, _ := timeline.Number(e.Data[timeline.SentBy])
+	at, _ := timeline.Number(e.Data[timeline.BehindAt])
 	return fmt.Sprintf("the load generator fell behind its plan: %v into phase %q it had sent %s of the %s requests planned by then (%s), and the rest came late, in a burst: the run did not drive the load the scenario asks for; %s",
 		time.Duration(at).Round(time.Millisecond), e.Phase, count(sentBy), count(by), percent(sentBy, by), loadHint(e, flight))
 }
 
 // loadHint says what to do about a phase whose load fell short.
 func loadHint(e timeline.Event, flight *inFlight) string {
-	if workers, ok := number(e.Data[timeline.MaxWorkers]); ok && workers > 0 && flight != nil && float64(flight.peak()) >= 0.9*workers {
+	if workers, ok := timeline.Number(e.Data[timeline.MaxWorkers]); ok && workers > 0 && flight != nil && float64(flight.peak()) >= 0.9*workers {
 		return fmt.Sprintf("all %s workers (max_workers) were waiting on the service: raise load.max_workers or lower the rate", count(workers))
 	}
 	return "the machine may be overloaded, the rate beyond what it can send, or chaoskit was paused: lower the rate (or --rate-scale) or run on a less busy machine"
@@ -163,20 +163,4 @@ func (f *inFlight) peak() int {
 		peak = max(peak, cur)
 	}
 	return peak
-}
-
-// number reads a count from event data, as recorded (an integer) or read
-// back from disk (a float64).
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	}
-	return 0, false
 }

@@ -167,7 +167,7 @@ func sampleValue(v any) (float64, bool) {
 		f, err := strconv.ParseFloat(s, 64)
 		return f, err == nil
 	}
-	return number(v)
+	return timeline.Number(v)
 }
 
 // seriesKey identifies a series by its labels, less the ones named in

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/chaoskit/chaoskit/internal/pgbin"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
 
@@ -117,7 +117,7 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec scenarios.Depend
 	stopSignal := syscall.SIGTERM
 	switch {
 	case d.spec.Postgres != nil:
-		bin := postgresBinDir()
+		bin := pgbin.Dir()
 		if bin == "" {
 			return infra(fmt.Sprintf("dependency %s: PostgreSQL is not installed (no /usr/lib/postgresql/*/bin)", spec.Name), "install it: apt-get install postgresql", nil)
 		}
@@ -396,21 +396,6 @@ func traversable(dir string) bool {
 		}
 		dir = parent
 	}
-}
-
-// postgresBinDir returns the newest /usr/lib/postgresql/*/bin, where
-// Debian puts initdb and postgres (they are not on PATH), or "".
-func postgresBinDir() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int {
-		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
-		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
-		return va - vb
-	})
-	if len(dirs) == 0 {
-		return ""
-	}
-	return dirs[len(dirs)-1]
 }
 
 // lastLinesOf returns the last n lines of a process's output on one line,

@@ -162,7 +162,7 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 	}
 	for _, e := range tl.Events {
 		if e.Kind == timeline.Process && e.Message == "started" {
-			if pid := eventPid(e); pid <= 0 || syscall.Kill(pid, 0) == nil {
+			if pid, _ := timeline.Number(e.Data["pid"]); pid <= 0 || syscall.Kill(int(pid), 0) == nil {
 				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
@@ -291,21 +291,9 @@ func TestInterruptRollsBackProxyAndProcessFaults(t *testing.T) {
 	}
 	for _, e := range res.Timeline.Events {
 		if e.Kind == timeline.Process && e.Message == "started" {
-			if pid := eventPid(e); pid <= 0 || syscall.Kill(pid, 0) == nil {
+			if pid, _ := timeline.Number(e.Data["pid"]); pid <= 0 || syscall.Kill(int(pid), 0) == nil {
 				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
 	}
-}
-
-// eventPid is the pid a process event names: an int in memory, a JSON
-// number once read back from the run directory.
-func eventPid(e timeline.Event) int {
-	switch v := e.Data["pid"].(type) {
-	case int:
-		return v
-	case float64:
-		return int(v)
-	}
-	return 0
 }

@@ -80,11 +80,11 @@ func Merge(dirs []string) (*Merged, error) {
 				}
 				for key, into := range map[string]*float64{PlannedRequests: &sp.planned, SentRequests: &sp.sent, MaxWorkers: &sp.workers,
 					PlannedBy: &sp.plannedBy, SentBy: &sp.sentBy} {
-					if v, ok := eventNumber(e.Data[key]); ok {
+					if v, ok := Number(e.Data[key]); ok {
 						*into += v
 					}
 				}
-				if v, ok := eventNumber(e.Data[BehindAt]); ok {
+				if v, ok := Number(e.Data[BehindAt]); ok {
 					sp.behindAt = max(sp.behindAt, v)
 				}
 				continue
@@ -146,7 +146,9 @@ func (s *Stream) Switched() bool {
 	return false
 }
 
-func eventNumber(v any) (float64, bool) {
+// Number reads a number from event data, as recorded (an integer) or read
+// back from disk (a float64).
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true

@@ -7,12 +7,13 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/chaoskit/chaoskit/internal/pgbin"
 )
 
 // Postgres is a PostgreSQL server started for one test, with a database
@@ -41,7 +42,7 @@ func (p *Postgres) DSN() string {
 // returns before its WAL leaves the server's memory, and a kill loses it.)
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	bindir := postgresBinDir()
+	bindir := pgbin.Dir()
 	initdb := binary(t, "initdb", filepath.Join(bindir, "initdb"))
 	postgres := binary(t, "postgres", filepath.Join(bindir, "postgres"))
 
@@ -81,21 +82,6 @@ func StartPostgres(t testing.TB) *Postgres {
 	t.Cleanup(s.Stop)
 	s.start(true)
 	return &Postgres{s}
-}
-
-// postgresBinDir returns the newest /usr/lib/postgresql/*/bin, where
-// Debian puts initdb and postgres (they are not on PATH), or "".
-func postgresBinDir() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int {
-		va, _ := strconv.Atoi(filepath.Base(filepath.Dir(a)))
-		vb, _ := strconv.Atoi(filepath.Base(filepath.Dir(b)))
-		return va - vb
-	})
-	if len(dirs) == 0 {
-		return ""
-	}
-	return dirs[len(dirs)-1]
 }
 
 // unprivileged returns the credentials of the postgres user when the test
