@@ -54,12 +54,7 @@ func (m *managed) changed() {
 // kill ends the process with SIGKILL, as a crash would, and returns once it
 // and everything it started are gone.
 func (m *managed) kill() {
-	m.mu.Lock()
-	p := m.proc
-	m.planned = true
-	m.continueLocked()
-	m.changed()
-	m.mu.Unlock()
+	p := m.plan()
 	if p.exited() {
 		return
 	}
@@ -75,13 +70,18 @@ func (m *managed) kill() {
 
 // terminate asks the process to stop and kills it after its grace.
 func (m *managed) terminate() (killed bool) {
+	return m.plan().stopWith(m.stopSignal, m.grace)
+}
+
+// plan marks the end of the running process as planned (not a crash),
+// continues it if it was paused, so that it can die, and returns it.
+func (m *managed) plan() *process {
 	m.mu.Lock()
-	p := m.proc
+	defer m.mu.Unlock()
 	m.planned = true
 	m.continueLocked()
 	m.changed()
-	m.mu.Unlock()
-	return p.stopWith(m.stopSignal, m.grace)
+	return m.proc
 }
 
 // pause stops the process group with SIGSTOP.

@@ -324,14 +324,7 @@ func (r *run) waitStart(ctx context.Context) error {
 		return nil
 	}
 	fmt.Fprintf(r.opts.Log, "  waiting %v for the start at %s\n", wait.Round(time.Millisecond), r.opts.StartAt.Format(time.RFC3339))
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleepCtx(ctx, wait)
 }
 
 // stopBudget is how long requests to the control endpoint may go on once
