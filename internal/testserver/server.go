@@ -151,6 +151,23 @@ func (s *Server) launch() error {
 	}
 }
 
+// running returns the server's process and the channel closed when it
+// exits, or a nil command when it is not running.
+func (s *Server) running() (*exec.Cmd, chan struct{}) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return nil, nil
+	}
+	select {
+	case <-exited:
+		return nil, nil
+	default:
+		return cmd, exited
+	}
+}
+
 // Kill kills the server and its children with SIGKILL, as a crash would,
 // and returns once they are gone. Its data stays for Start.
 func (s *Server) Kill() {
@@ -159,16 +176,9 @@ func (s *Server) Kill() {
 }
 
 func (s *Server) killGroup() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.mu.Unlock()
+	cmd, exited := s.running()
 	if cmd == nil {
 		return
-	}
-	select {
-	case <-exited:
-		return
-	default:
 	}
 	// The leader is not reaped before exited closes, so its pid (the
 	// group's id) cannot have been reused by another group.
@@ -181,16 +191,9 @@ func (s *Server) killGroup() {
 // Stop shuts the server down cleanly (SIGKILL after 10 s) and returns
 // once it is gone.
 func (s *Server) Stop() {
-	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.mu.Unlock()
+	cmd, exited := s.running()
 	if cmd == nil {
 		return
-	}
-	select {
-	case <-exited:
-		return
-	default:
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, s.stopSignal)
 	select {
