@@ -145,7 +145,7 @@ fuzz: $(BIN)/failpoint-toolexec
 # testdata/fuzz/corpus. Work directories (corpus, crashers) stay in
 # .cache/gofuzz; a build is reused until a Go file or go.sum changes.
 gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
-	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r -n1 dirname | sort -u); \
+	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r grep -l '^func Fuzz' | xargs -r -n1 dirname | sort -u); \
 	[ -n "$$dirs" ] || { echo "no go-fuzz targets (files with //go:build gofuzz)" >&2; exit 1; }; \
 	for dir in $$dirs; do \
 		pkg=$$(cd $$dir && $(GO) list .); work=$(CACHE)/gofuzz/$$(echo $$pkg | tr / _); mkdir -p $$work; \

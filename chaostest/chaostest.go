@@ -51,8 +51,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // Target says where the service a scenario runs against is. It replaces
@@ -199,7 +199,7 @@ func check(ctx context.Context, file string, target Target, c *config) (*Result,
 	if c.rateScale <= 0 || math.IsNaN(c.rateScale) || math.IsInf(c.rateScale, 0) {
 		return nil, exitcode.New(exitcode.Invalid, "chaostest.RateScale(%v): give a factor above 0, such as 0.5 or 2", c.rateScale)
 	}
-	scs, err := scenarios.LoadAll([]string{file}, harness.LoadOptions(c.vars, c.rateScale))
+	scs, err := plan.LoadAll([]string{file}, harness.LoadOptions(c.vars, c.rateScale))
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +274,8 @@ func reported(rep *reports.Report, err error) bool {
 // errorText is err as a test failure shows it: a scenario's errors each
 // with the offending line, as chaoskit prints them.
 func errorText(err error) string {
-	var list scenarios.ErrorList
-	var one *scenarios.Error
+	var list plan.ErrorList
+	var one *plan.Error
 	switch {
 	case errors.As(err, &list):
 		return list.Detail()

@@ -13,7 +13,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // zero reports whether the target leaves the scenario's own in place.
@@ -27,7 +27,7 @@ func invalid(format string, args ...any) error {
 }
 
 // check refuses a target that cannot serve sc, before anything starts.
-func (tg Target) check(sc *scenarios.Scenario) error {
+func (tg Target) check(sc *plan.Scenario) error {
 	command := len(tg.Command) > 0
 	switch {
 	case tg.zero():
@@ -52,19 +52,19 @@ func (tg Target) check(sc *scenarios.Scenario) error {
 			return invalid("environment variable name %q in Env is not valid", k)
 		}
 	}
-	probe := scenarios.Target{URL: tg.URL, Failpoints: tg.Failpoints}
+	probe := plan.Target{URL: tg.URL, Failpoints: tg.Failpoints}
 	if names := probe.PortNames(); len(names) > 0 && !command {
 		return invalid("{port} in URL or Failpoints is filled only for a Command, which chaoskit starts on the ports it picks")
 	}
 	ports := map[string]int{}
-	for _, n := range (scenarios.Target{URL: tg.URL, Failpoints: tg.Failpoints, Command: &scenarios.Command{Argv: tg.Command, Env: tg.Env}}).PortNames() {
+	for _, n := range (plan.Target{URL: tg.URL, Failpoints: tg.Failpoints, Command: &plan.Command{Argv: tg.Command, Env: tg.Env}}).PortNames() {
 		ports[n] = 1
 	}
 	for _, a := range []struct{ field, addr string }{{"URL", tg.URL}, {"Failpoints", tg.Failpoints}} {
 		if a.addr == "" {
 			continue
 		}
-		if err := scenarios.CheckLoopback(scenarios.FillPorts(a.addr, ports)); err != nil {
+		if err := plan.CheckLoopback(plan.FillPorts(a.addr, ports)); err != nil {
 			return invalid("%s: %v (chaoskit sends load and control traffic to loopback addresses only: 127.0.0.0/8, ::1)", a.field, err)
 		}
 	}
@@ -88,19 +88,19 @@ func (tg Target) check(sc *scenarios.Scenario) error {
 }
 
 // apply points sc at the target, keeping what the target does not say.
-func (tg Target) apply(sc *scenarios.Scenario) error {
+func (tg Target) apply(sc *plan.Scenario) error {
 	if tg.zero() {
 		return nil
 	}
 	old := sc.Target
-	t := scenarios.Target{URL: tg.URL, Failpoints: tg.Failpoints, Ready: old.Ready, State: old.State, Hits: old.Hits,
+	t := plan.Target{URL: tg.URL, Failpoints: tg.Failpoints, Ready: old.Ready, State: old.State, Hits: old.Hits,
 		Points: old.Points, Source: old.Source, Packages: old.Packages, AllowExit: old.AllowExit, StopGrace: old.StopGrace}
 	if len(tg.Command) > 0 {
 		dir, err := filepath.Abs(tg.Dir) // "" is the test's directory
 		if err != nil {
 			return err
 		}
-		t.Command = &scenarios.Command{Argv: tg.Command, Env: tg.Env, Dir: dir}
+		t.Command = &plan.Command{Argv: tg.Command, Env: tg.Env, Dir: dir}
 	}
 	sc.Target = t
 	return nil
@@ -109,7 +109,7 @@ func (tg Target) apply(sc *scenarios.Scenario) error {
 // faultPosition is where sc writes the j-th fault of its i-th phase, as an
 // error to complete: in the file, or else in the last included file that
 // holds it; the file alone when that cannot be told.
-func faultPosition(sc *scenarios.Scenario, i, j int) *scenarios.Error {
+func faultPosition(sc *plan.Scenario, i, j int) *plan.Error {
 	type source struct {
 		name string
 		data []byte
@@ -137,13 +137,13 @@ func faultPosition(sc *scenarios.Scenario, i, j int) *scenarios.Error {
 		if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 && m.Values[0].Key.GetToken() != nil {
 			tk = m.Values[0].Key.GetToken()
 		}
-		e := &scenarios.Error{File: src.name, Line: tk.Position.Line, Col: tk.Position.Column}
+		e := &plan.Error{File: src.name, Line: tk.Position.Line, Col: tk.Position.Column}
 		if lines := strings.Split(string(src.data), "\n"); e.Line <= len(lines) {
 			e.Excerpt = strings.TrimRight(lines[e.Line-1], "\r")
 		}
 		return e
 	}
-	return &scenarios.Error{File: sc.File}
+	return &plan.Error{File: sc.File}
 }
 
 // testLog writes the run's progress to a test's log, a line at a time.

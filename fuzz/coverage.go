@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/chaoskit/chaoskit/contract"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Coverage says what a search exercised: how often each point × action of
@@ -43,7 +43,7 @@ func (c *InvariantCoverage) Checked() int { return c.Pass + c.Fail }
 
 // NewCoverage returns empty coverage of every point × action of the fault
 // space and every invariant of the scenario.
-func NewCoverage(sc *scenarios.Scenario) *Coverage {
+func NewCoverage(sc *plan.Scenario) *Coverage {
 	c := &Coverage{byKey: map[string]*FaultCoverage{}, byName: map[string]*InvariantCoverage{}}
 	for _, ff := range sc.Fuzz.Faults {
 		for _, a := range ff.Actions {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Combo is a set of faults switched on together, for the whole of one
@@ -80,7 +80,7 @@ func (e *Exploration) rows() []*Row {
 
 // Singles returns one fault per point × action of the fault space, each
 // in its strongest form: the longest latency, the highest probability.
-func Singles(fz *scenarios.FaultSpace) []Combo {
+func Singles(fz *plan.FaultSpace) []Combo {
 	var out []Combo
 	for i := range fz.Faults {
 		ff := &fz.Faults[i]
@@ -98,11 +98,11 @@ func Singles(fz *scenarios.FaultSpace) []Combo {
 // ComboSchedule is the schedule that runs a combination: the warmup, one
 // fault phase as long as the fault space allows with every fault of the
 // combination on throughout, and the recovery.
-func ComboSchedule(fz *scenarios.FaultSpace, c Combo) Schedule {
+func ComboSchedule(fz *plan.FaultSpace, c Combo) Schedule {
 	return Schedule{Phases: []Phase{
-		{Name: scenarios.FuzzWarmup, Duration: fz.Warmup.D()},
+		{Name: plan.FuzzWarmup, Duration: fz.Warmup.D()},
 		{Name: "faults-1", Duration: fz.Duration.Max, Faults: append([]Fault(nil), c...)},
-		{Name: scenarios.FuzzRecovery, Duration: fz.Recovery.D()},
+		{Name: plan.FuzzRecovery, Duration: fz.Recovery.D()},
 	}}
 }
 
@@ -114,7 +114,7 @@ func ComboSchedule(fz *scenarios.FaultSpace, c Combo) Schedule {
 // covered. A fault whose marker never fired alone has no known effect, so
 // it stands for itself only: its pairs are skipped only as a pair with
 // the same fault and an equivalent partner.
-func Explore(ctx context.Context, sc *scenarios.Scenario, tr Trier, cfg Config) (*Exploration, error) {
+func Explore(ctx context.Context, sc *plan.Scenario, tr Trier, cfg Config) (*Exploration, error) {
 	clk := cfg.clock()
 	start := clk.Now()
 	ex := &Exploration{}

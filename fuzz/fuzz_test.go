@@ -14,19 +14,19 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 const demoPkg = "github.com/chaoskit/chaoskit/demo/"
 
 // catalog resolves the demo's failpoints without importing the demo.
-var catalog = scenarios.Options{Catalog: func(scenarios.Target) (*inject.Catalog, error) {
+var catalog = plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
 	return inject.NewCatalog(demoPkg+"store/productQuery", demoPkg+"store/orderWrite", demoPkg+"cache/cacheGet"), nil
 }}
 
-func shop(t testing.TB) *scenarios.Scenario {
+func shop(t testing.TB) *plan.Scenario {
 	t.Helper()
-	sc, err := scenarios.BundledFuzz("shop", catalog)
+	sc, err := plan.BundledFuzz("shop", catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestGeneratedSchedulesStayInTheFaultSpace(t *testing.T) {
 	}
 }
 
-func spaceOf(fz *scenarios.FaultSpace, path string) *scenarios.FuzzFault {
+func spaceOf(fz *plan.FaultSpace, path string) *plan.FuzzFault {
 	for i := range fz.Faults {
 		if fz.Faults[i].Path == path {
 			return &fz.Faults[i]
@@ -198,8 +198,8 @@ contracts:
 	file := filepath.Join(dir, "sub", "svc.yaml")
 	os.MkdirAll(filepath.Dir(file), 0o755)
 	os.WriteFile(file, []byte(src), 0o644)
-	opts := scenarios.Options{Catalog: func(t scenarios.Target) (*inject.Catalog, error) { return inject.NewCatalog(t.Points...), nil }}
-	sc, err := scenarios.LoadFile(file, opts)
+	opts := plan.Options{Catalog: func(t plan.Target) (*inject.Catalog, error) { return inject.NewCatalog(t.Points...), nil }}
+	sc, err := plan.LoadFile(file, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,7 +551,7 @@ func TestRenderInlinesIncludes(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "_common.yaml"), []byte(text[start:end]), 0o644)
 	os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte(text[:start]+"include: _common.yaml\n"+text[end:]), 0o644)
-	base, err := scenarios.LoadFile(filepath.Join(dir, "shop.yaml"), catalog)
+	base, err := plan.LoadFile(filepath.Join(dir, "shop.yaml"), catalog)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // A schedule is drawn by a sequence of choices, each "one of n". The same
@@ -57,14 +57,14 @@ func (d *decoded) intn(n int) int {
 
 // Generate returns the schedule of a trial: the same fault space, seed and
 // trial number always give the same schedule, whatever other trials ran.
-func Generate(fz *scenarios.FaultSpace, seed uint64, trial int) Schedule {
+func Generate(fz *plan.FaultSpace, seed uint64, trial int) Schedule {
 	return draw(fz, seeded{rand.New(rand.NewPCG(seed, uint64(trial)))})
 }
 
 // Decode returns the schedule the bytes choose. Every byte string decodes
 // to a valid schedule of the fault space; running out of bytes chooses the
 // first option of every remaining choice.
-func Decode(fz *scenarios.FaultSpace, data []byte) Schedule {
+func Decode(fz *plan.FaultSpace, data []byte) Schedule {
 	return draw(fz, &decoded{data: data})
 }
 
@@ -76,8 +76,8 @@ const (
 	probStep    = 0.05
 )
 
-func draw(fz *scenarios.FaultSpace, ch chooser) Schedule {
-	s := Schedule{Phases: []Phase{{Name: scenarios.FuzzWarmup, Duration: fz.Warmup.D()}}}
+func draw(fz *plan.FaultSpace, ch chooser) Schedule {
+	s := Schedule{Phases: []Phase{{Name: plan.FuzzWarmup, Duration: fz.Warmup.D()}}}
 	n := fz.Phases.Min + ch.intn(fz.Phases.Max-fz.Phases.Min+1)
 	for i := 1; i <= n; i++ {
 		p := Phase{Name: fmt.Sprintf("faults-%d", i), Duration: durationIn(ch, fz.Duration.Min, fz.Duration.Max, phaseStep)}
@@ -95,11 +95,11 @@ func draw(fz *scenarios.FaultSpace, ch chooser) Schedule {
 		}
 		s.Phases = append(s.Phases, p)
 	}
-	s.Phases = append(s.Phases, Phase{Name: scenarios.FuzzRecovery, Duration: fz.Recovery.D()})
+	s.Phases = append(s.Phases, Phase{Name: plan.FuzzRecovery, Duration: fz.Recovery.D()})
 	return s
 }
 
-func drawFault(ch chooser, ff *scenarios.FuzzFault, d time.Duration) Fault {
+func drawFault(ch chooser, ff *plan.FuzzFault, d time.Duration) Fault {
 	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
 	f.Value = valueFor(ch, ff, f.Action)
 	if p := probabilityIn(ch, ff.Probability); f.hasProbability() {
@@ -121,7 +121,7 @@ func drawFault(ch chooser, ff *scenarios.FuzzFault, d time.Duration) Fault {
 }
 
 // valueFor draws the value of an action.
-func valueFor(ch chooser, ff *scenarios.FuzzFault, a inject.Action) string {
+func valueFor(ch chooser, ff *plan.FuzzFault, a inject.Action) string {
 	switch a {
 	case inject.Latency:
 		return durationIn(ch, ff.Latency.Min, ff.Latency.Max, latencyStep).String()
@@ -135,7 +135,7 @@ func valueFor(ch chooser, ff *scenarios.FuzzFault, a inject.Action) string {
 
 // strongest returns the value of an action that faults hardest: the
 // longest latency, the first error and status.
-func strongest(ff *scenarios.FuzzFault, a inject.Action) string {
+func strongest(ff *plan.FuzzFault, a inject.Action) string {
 	switch a {
 	case inject.Latency:
 		return ff.Latency.Max.String()
@@ -158,7 +158,7 @@ func durationIn(ch chooser, lo, hi, step time.Duration) time.Duration {
 
 // probabilityIn draws a probability in the range in steps of 5 %; 1 is
 // written as 0 (always).
-func probabilityIn(ch chooser, r scenarios.FloatRange) float64 {
+func probabilityIn(ch chooser, r plan.FloatRange) float64 {
 	steps := int(math.Floor((r.Max-r.Min)/probStep + 1e-9))
 	p := roundProb(r.Min + float64(ch.intn(steps+1))*probStep)
 	if p >= 1 {

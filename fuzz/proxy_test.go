@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -43,9 +43,9 @@ contracts:
       - status in [200, 503] for == 100%
 `
 
-func pgShopScenario(t *testing.T) *scenarios.Scenario {
+func pgShopScenario(t *testing.T) *plan.Scenario {
 	t.Helper()
-	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "pg-shop.yaml"), []byte(pgShop), catalog)
+	sc, err := plan.Parse(filepath.Join(t.TempDir(), "pg-shop.yaml"), []byte(pgShop), catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestProxyFaultsAreDrawnRenderedAndLoadedBack(t *testing.T) {
 		}
 		for _, p := range got.Phases {
 			for _, f := range p.Faults {
-				if f.Kind() != scenarios.ProxyKind {
+				if f.Kind() != plan.ProxyKind {
 					continue
 				}
 				kinds[f.Action] = true
@@ -152,7 +152,7 @@ func TestFuzzProxyFaultErrors(t *testing.T) {
 		{"latency: 20ms..300ms", "latency: 20ms..300ms\n      errors: [x]", "a proxy fault takes no errors or statuses"},
 	}
 	for _, tt := range tests {
-		_, err := scenarios.Parse("pg-shop.yaml", []byte(strings.Replace(pgShop, tt.from, tt.to, 1)), catalog)
+		_, err := plan.Parse("pg-shop.yaml", []byte(strings.Replace(pgShop, tt.from, tt.to, 1)), catalog)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want %q", tt.to, err, tt.want)
 		}

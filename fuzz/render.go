@@ -8,7 +8,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Render returns the text of the ordinary scenario that runs schedule s
@@ -17,7 +17,7 @@ import (
 // section, every variable filled in and every relative path made absolute,
 // so the file runs the same from any directory. name names the scenario;
 // comment, when given, heads the file.
-func Render(base *scenarios.Scenario, s Schedule, name, comment string) ([]byte, error) {
+func Render(base *plan.Scenario, s Schedule, name, comment string) ([]byte, error) {
 	text, err := base.Expanded()
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func absDependencies(v any, dir string) any {
 	return deps
 }
 
-func renderLoad(v any, base *scenarios.Scenario, s Schedule, dir string) any {
+func renderLoad(v any, base *plan.Scenario, s Schedule, dir string) any {
 	l, ok := v.(yaml.MapSlice)
 	if !ok {
 		return v
@@ -225,12 +225,12 @@ func renderPhases(s Schedule) []any {
 
 // Load renders s against base and loads the result as `chaoskit run`
 // would, as if from file.
-func Load(base *scenarios.Scenario, s Schedule, name, file, comment string, opts scenarios.Options) (*scenarios.Scenario, []byte, error) {
+func Load(base *plan.Scenario, s Schedule, name, file, comment string, opts plan.Options) (*plan.Scenario, []byte, error) {
 	text, err := Render(base, s, name, comment)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts.Vars, opts.RateScale = nil, 0
-	sc, err := scenarios.Parse(file, text, opts)
+	sc, err := plan.Parse(file, text, opts)
 	return sc, text, err
 }

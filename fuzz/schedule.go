@@ -1,5 +1,5 @@
 // Package fuzz searches for the faults nobody thought of. A fuzz scenario
-// declares a fault space (scenarios.FaultSpace) and invariants (its
+// declares a fault space (plan.FaultSpace) and invariants (its
 // contracts); this package draws fault schedules from the space,
 // deterministically from a seed or from bytes, renders each as an ordinary
 // scenario, searches for one that breaks an invariant, shrinks it to a
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Fault is one fault of a schedule.
@@ -154,7 +154,7 @@ func (s Schedule) String() string {
 // Validate checks what every schedule must satisfy to become a valid
 // scenario: named phases of positive length, faults inside their phase,
 // one fault at a time per failpoint, actions the fault space allows.
-func (s Schedule) Validate(fz *scenarios.FaultSpace) error {
+func (s Schedule) Validate(fz *plan.FaultSpace) error {
 	if len(s.Phases) == 0 {
 		return errors.New("schedule has no phases")
 	}
@@ -169,7 +169,7 @@ func (s Schedule) Validate(fz *scenarios.FaultSpace) error {
 		switch {
 		case p.Name == "" || names[p.Name]:
 			return fmt.Errorf("phase name %q is empty or used twice", p.Name)
-		case p.Duration <= 0 || p.Duration > scenarios.MaxPhase:
+		case p.Duration <= 0 || p.Duration > plan.MaxPhase:
 			return fmt.Errorf("phase %s lasts %v", p.Name, p.Duration)
 		}
 		names[p.Name] = true
@@ -198,14 +198,14 @@ func (s Schedule) Validate(fz *scenarios.FaultSpace) error {
 
 // Extract returns the schedule a loaded scenario runs: its phases and
 // faults. It is the inverse of Render for the phases.
-func Extract(sc *scenarios.Scenario) Schedule {
+func Extract(sc *plan.Scenario) Schedule {
 	var s Schedule
 	for _, p := range sc.Phases {
 		ph := Phase{Name: p.Name, Duration: p.Duration.D()}
 		for _, f := range p.Faults {
 			ff := Fault{Point: f.Point, Path: f.Path, Action: inject.Action(f.Action), Value: f.Value,
 				Probability: f.Probability, After: f.After.D(), For: f.For.D()}
-			if f.Kind() == scenarios.ProxyKind {
+			if f.Kind() == plan.ProxyKind {
 				ff.Point, ff.Proxy = f.Path, f.Proxy
 				if f.Action == "latency" {
 					ff.Value = f.Latency.D().String()

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Clock tells the time. Searches read it to keep within their budget;
@@ -120,7 +120,7 @@ const overhead = time.Second
 // Search runs trials drawn from sc's fault space until one breaks an
 // invariant or the budget is spent. It does not shrink (see Shrinker).
 // Errors are the trier's: the search stops at the first.
-func Search(ctx context.Context, sc *scenarios.Scenario, tr Trier, cfg Config) (*Result, error) {
+func Search(ctx context.Context, sc *plan.Scenario, tr Trier, cfg Config) (*Result, error) {
 	clk := cfg.clock()
 	start := clk.Now()
 	res := &Result{Seed: cfg.Seed, Coverage: NewCoverage(sc), Stopped: "budget"}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Shrinker reduces a violating schedule to a minimal one that still
@@ -38,7 +38,7 @@ type Shrinker struct {
 	// the rate.
 	MinScale float64
 	// Space is the fault space the schedules come from.
-	Space *scenarios.FaultSpace
+	Space *plan.FaultSpace
 	Config
 }
 
@@ -231,13 +231,13 @@ func (sh *Shrinker) wholePhase(s Schedule) []candidate {
 }
 
 // spaceFault returns the fault space's entry for a failpoint.
-func (sh *Shrinker) spaceFault(path string) *scenarios.FuzzFault {
+func (sh *Shrinker) spaceFault(path string) *plan.FuzzFault {
 	for i := range sh.Space.Faults {
 		if sh.Space.Faults[i].Path == path {
 			return &sh.Space.Faults[i]
 		}
 	}
-	return &scenarios.FuzzFault{Latency: scenarios.DurationRange{Min: latencyStep}, Probability: scenarios.FloatRange{Min: probStep}}
+	return &plan.FuzzFault{Latency: plan.DurationRange{Min: latencyStep}, Probability: plan.FloatRange{Min: probStep}}
 }
 
 func (sh *Shrinker) lowerProbability(s Schedule) []candidate {

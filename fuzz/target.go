@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // fuzzSpace is the fuzz scenario the fuzz targets draw schedules from:
@@ -46,8 +46,8 @@ contracts:
     expect: [status < 500 for == 100%]
 `
 
-var fuzzBase = sync.OnceValue(func() *scenarios.Scenario {
-	sc, err := scenarios.Parse("space.yaml", []byte(fuzzSpace), scenarios.Options{})
+var fuzzBase = sync.OnceValue(func() *plan.Scenario {
+	sc, err := plan.Parse("space.yaml", []byte(fuzzSpace), plan.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -67,7 +67,7 @@ func checkSchedule(data []byte) int {
 	if err := s.Validate(sc.Fuzz); err != nil {
 		panic(fmt.Sprintf("decoded an invalid schedule %s: %v", s, err))
 	}
-	got, text, err := Load(sc, s, "shop-fuzz", "fuzz.yaml", "", scenarios.Options{})
+	got, text, err := Load(sc, s, "shop-fuzz", "fuzz.yaml", "", plan.Options{})
 	if err != nil {
 		panic(fmt.Sprintf("schedule %s does not load: %v\n%s", s, err, text))
 	}
@@ -77,7 +77,7 @@ func checkSchedule(data []byte) int {
 	if len(data) == 0 {
 		return 1
 	}
-	sh := &Shrinker{Keep: map[string]bool{scenarios.FuzzRecovery: true}, Space: sc.Fuzz, MinScale: 0.5}
+	sh := &Shrinker{Keep: map[string]bool{plan.FuzzRecovery: true}, Space: sc.Fuzz, MinScale: 0.5}
 	var cands []candidate
 	for _, gen := range sh.generators() {
 		cands = append(cands, gen(s)...)
@@ -89,7 +89,7 @@ func checkSchedule(data []byte) int {
 	if c.s.Validate(sc.Fuzz) != nil {
 		return 1
 	}
-	if _, text, err := Load(sc, c.s, "shop-fuzz", "fuzz.yaml", "", scenarios.Options{}); err != nil {
+	if _, text, err := Load(sc, c.s, "shop-fuzz", "fuzz.yaml", "", plan.Options{}); err != nil {
 		panic(fmt.Sprintf("shrink candidate %q of %s validates but does not load: %v\n%s", c.step, s, err, text))
 	}
 	return 1

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -78,7 +78,7 @@ type Trier interface {
 // a plain build, which the runner refuses before any fault is switched
 // on), Judge judges the invariant on what the requests showed; coverage
 // counts the fault as scheduled but not fired.
-func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) *Outcome {
+func Judge(sc *plan.Scenario, tl *timeline.Timeline) *Outcome {
 	o := &Outcome{Hits: map[string]int64{}}
 	fired := withoutUnfired(tl)
 	for _, c := range sc.Contracts {
@@ -100,7 +100,7 @@ func Judge(sc *scenarios.Scenario, tl *timeline.Timeline) *Outcome {
 	for _, p := range sc.Phases {
 		for _, f := range p.Faults {
 			name := f.Point
-			if f.Kind() == scenarios.ProxyKind {
+			if f.Kind() == plan.ProxyKind {
 				name = f.Path
 				proxied[p.Name+"/"+f.Path] = true
 			}
@@ -140,7 +140,7 @@ func withoutUnfired(tl *timeline.Timeline) *timeline.Timeline {
 
 // mix returns the classes serving at least MixShare of the requests sent
 // while a fault was on.
-func mix(sc *scenarios.Scenario, tl *timeline.Timeline) []string {
+func mix(sc *plan.Scenario, tl *timeline.Timeline) []string {
 	spans := contract.FaultSpans(tl)
 	cls := sc.Classification()
 	counts := map[string]int{}

@@ -15,9 +15,9 @@ import (
 	"github.com/chaoskit/chaoskit/fuzz/trials"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // Files a campaign writes to its report directory.
@@ -32,20 +32,20 @@ const (
 // named bundled, or the one file in paths. It returns the options the
 // campaign's schedules load with (the variables are in the scenario
 // already).
-func LoadFuzz(paths []string, bundled string, vars map[string]string) (*scenarios.Scenario, scenarios.Options, error) {
+func LoadFuzz(paths []string, bundled string, vars map[string]string) (*plan.Scenario, plan.Options, error) {
 	opts := LoadOptions(vars, 1)
-	var sc *scenarios.Scenario
+	var sc *plan.Scenario
 	var err error
 	switch {
 	case bundled != "" && len(paths) > 0:
 		return nil, opts, exitcode.New(exitcode.Invalid, "give a scenario file or --bundled NAME, not both")
 	case bundled != "":
-		sc, err = scenarios.BundledFuzz(bundled, opts)
+		sc, err = plan.BundledFuzz(bundled, opts)
 	case len(paths) != 1:
-		return nil, opts, exitcode.New(exitcode.Invalid, "give one fuzz scenario file, or --bundled NAME (%s)", strings.Join(scenarios.BundledFuzzNames(), ", "))
+		return nil, opts, exitcode.New(exitcode.Invalid, "give one fuzz scenario file, or --bundled NAME (%s)", strings.Join(plan.BundledFuzzNames(), ", "))
 	default:
-		var scs []*scenarios.Scenario
-		if scs, err = scenarios.LoadAll(paths, opts); err == nil {
+		var scs []*plan.Scenario
+		if scs, err = plan.LoadAll(paths, opts); err == nil {
 			sc = scs[0]
 		}
 	}
@@ -63,9 +63,9 @@ func LoadFuzz(paths []string, bundled string, vars map[string]string) (*scenario
 // every trial a real run of the target, judged by the scenario's contracts
 // (its invariants).
 type Campaign struct {
-	Scenario *scenarios.Scenario
+	Scenario *plan.Scenario
 	// Load are the options the trials' scenarios load with (LoadFuzz).
-	Load scenarios.Options
+	Load plan.Options
 	// ReportDir receives the reports, the reproducer and, below trials/,
 	// the trials' run directories; KeepTrials keeps every trial's, not
 	// only the violating one's.
@@ -224,13 +224,13 @@ func (c *Campaign) Fuzz(ctx context.Context, cfg FuzzConfig) (*FuzzReport, error
 // confirm runs the reproducer as chaoskit run would and reports whether
 // it broke the invariant again; its reports go to the report directory.
 func (c *Campaign) confirm(ctx context.Context, file, invariant string) (bool, error) {
-	sc, err := scenarios.LoadFile(file, c.Load)
+	sc, err := plan.LoadFile(file, c.Load)
 	if err != nil {
 		return false, err
 	}
 	opts := Options{ReportDir: c.ReportDir, Formats: []reports.Format{reports.Table, reports.JSON}, Out: c.Out, Live: c.Live,
 		Color: c.Color, Tool: c.Tool, Self: c.Self, StateDir: c.StateDir}
-	rep, err := Run(ctx, []*scenarios.Scenario{sc}, opts)
+	rep, err := Run(ctx, []*plan.Scenario{sc}, opts)
 	if errors.Is(err, ErrContractsFailed) {
 		err = nil
 	}
@@ -282,7 +282,7 @@ func (c *Campaign) Explore(ctx context.Context, budget time.Duration) (*fuzz.Exp
 // infrastructure error keeps its own; anything else is a schedule the
 // scenario cannot express, a bug in the fault space (exit 2).
 func searchError(err error) error {
-	if trials.IsInfra(err) || scenarios.IsInvalid(err) {
+	if trials.IsInfra(err) || plan.IsInvalid(err) {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {
@@ -292,7 +292,7 @@ func searchError(err error) error {
 }
 
 // referencedPhases names the phases the invariants refer to.
-func referencedPhases(sc *scenarios.Scenario) map[string]bool {
+func referencedPhases(sc *plan.Scenario) map[string]bool {
 	out := map[string]bool{}
 	for _, c := range sc.Contracts {
 		if c.Phase != "" {
@@ -311,7 +311,7 @@ func referencedPhases(sc *scenarios.Scenario) map[string]bool {
 
 // minScale is the lowest rate multiplier shrinking may try: the fault
 // space's min_rate over the load's rate. A pacer's rate is not lowered.
-func minScale(sc *scenarios.Scenario) float64 {
+func minScale(sc *plan.Scenario) float64 {
 	if sc.Load.Pacer != nil || sc.Load.Rate.IsZero() {
 		return 0
 	}

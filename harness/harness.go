@@ -22,8 +22,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -33,7 +33,7 @@ var ErrContractsFailed error = &exitcode.Error{Code: exitcode.Fail, Err: errors.
 
 // Classifier returns the classifier of sc's requests: the class the
 // contracts judge a request by.
-func Classifier(sc *scenarios.Scenario) func(*timeline.Request) timeline.Class {
+func Classifier(sc *plan.Scenario) func(*timeline.Request) timeline.Class {
 	c := sc.Classification()
 	return func(r *timeline.Request) timeline.Class {
 		class, _ := c.Classify(r)
@@ -47,7 +47,7 @@ func Classifier(sc *scenarios.Scenario) func(*timeline.Request) timeline.Class {
 // its predicates name with header("…") and those its write read-backs take
 // ({header.Location}). all is true when a predicate computes a header's
 // name, so that only recording every header serves it.
-func RecordedHeaders(sc *scenarios.Scenario) (names []string, all bool) {
+func RecordedHeaders(sc *plan.Scenario) (names []string, all bool) {
 	cls := sc.Classification()
 	names = cls.Headers()
 	for _, c := range sc.Contracts {
@@ -68,7 +68,7 @@ func RecordedHeaders(sc *scenarios.Scenario) (names []string, all bool) {
 
 // runnerOptions completes base with what the harness decides for sc: its
 // classifier and the headers its run records.
-func runnerOptions(sc *scenarios.Scenario, base runner.Options) runner.Options {
+func runnerOptions(sc *plan.Scenario, base runner.Options) runner.Options {
 	base.Classify = Classifier(sc)
 	base.Headers, base.AllHeaders = RecordedHeaders(sc)
 	return base

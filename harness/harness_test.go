@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -38,7 +38,7 @@ contracts:
 // RecordedHeaders names every header the scenario reads, wherever it
 // reads it.
 func TestRecordedHeaders(t *testing.T) {
-	sc, err := scenarios.Parse("headers.yaml", []byte(headersScenario), scenarios.Options{})
+	sc, err := plan.Parse("headers.yaml", []byte(headersScenario), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestRecordedHeaders(t *testing.T) {
 // The library and the harness agree on words: a breakerimpl result whose
 // source is SourcePrimary, passed through unchanged, is primary.
 func TestClassifierSpeaksBreakerimpl(t *testing.T) {
-	sc, err := scenarios.Parse("headers.yaml", []byte(headersScenario), scenarios.Options{})
+	sc, err := plan.Parse("headers.yaml", []byte(headersScenario), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,15 +11,15 @@ import (
 	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // LoadOptions returns the options scenarios load with: the failpoint
 // catalog of each scenario's target (see Catalog), the demo's own check of
 // target.demo.args, the variables given and the rate scale (1 means none).
-func LoadOptions(vars map[string]string, rateScale float64) scenarios.Options {
-	opts := scenarios.Options{Catalog: Catalog, DemoArgs: demo.CheckArgs, Vars: vars}
+func LoadOptions(vars map[string]string, rateScale float64) plan.Options {
+	opts := plan.Options{Catalog: Catalog, DemoArgs: demo.CheckArgs, Vars: vars}
 	if rateScale != 1 {
 		opts.RateScale = rateScale
 	}
@@ -28,21 +28,21 @@ func LoadOptions(vars map[string]string, rateScale float64) scenarios.Options {
 
 // Load loads the scenarios named by paths (files, or directories of
 // *.yaml), or the bundled ones.
-func Load(paths []string, bundled bool, opts scenarios.Options) ([]*scenarios.Scenario, error) {
+func Load(paths []string, bundled bool, opts plan.Options) ([]*plan.Scenario, error) {
 	switch {
 	case bundled && len(paths) > 0:
 		return nil, exitcode.New(exitcode.Invalid, "give scenario files or --bundled, not both")
 	case bundled:
-		return scenarios.Bundled(opts)
+		return plan.Bundled(opts)
 	case len(paths) == 0:
 		return nil, exitcode.New(exitcode.Invalid, "no scenarios given: chaoskit run FILE|DIR... (or --bundled)")
 	}
-	return scenarios.LoadAll(paths, opts)
+	return plan.LoadAll(paths, opts)
 }
 
 // Select keeps the scenarios only names, in their load order; a name no
 // scenario has is an error with the nearest names.
-func Select(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, error) {
+func Select(scs []*plan.Scenario, only []string) ([]*plan.Scenario, error) {
 	if len(only) == 0 {
 		return scs, nil
 	}
@@ -50,7 +50,7 @@ func Select(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, er
 	for _, n := range only {
 		want[n] = true
 	}
-	var out []*scenarios.Scenario
+	var out []*plan.Scenario
 	var names []string
 	for _, sc := range scs {
 		names = append(names, sc.Name)
@@ -61,7 +61,7 @@ func Select(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, er
 	}
 	for _, n := range only {
 		if want[n] {
-			return nil, exitcode.New(exitcode.Invalid, "--only %s: no scenario has that name (%s)", n, scenarios.DidYouMean(n, names))
+			return nil, exitcode.New(exitcode.Invalid, "--only %s: no scenario has that name (%s)", n, plan.DidYouMean(n, names))
 		}
 	}
 	return out, nil
@@ -70,7 +70,7 @@ func Select(scs []*scenarios.Scenario, only []string) ([]*scenarios.Scenario, er
 // Catalog returns the failpoints a scenario's target really has: the
 // demo's own list, the target's declared points, a scan of its source, or
 // the list a running service reports on its hits endpoint.
-func Catalog(t scenarios.Target) (*inject.Catalog, error) {
+func Catalog(t plan.Target) (*inject.Catalog, error) {
 	switch {
 	case t.Demo != nil:
 		return inject.NewCatalog(demo.Failpoints()...), nil

@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // OutputMode is what a run or a re-judging prints as its result, and
@@ -107,12 +107,12 @@ type Problem struct {
 // WriteErrorJSON prints err as an ErrorReport, one JSON document.
 func WriteErrorJSON(w io.Writer, err error) error {
 	r := ErrorReport{SchemaVersion: reports.SchemaVersion, Error: err.Error(), ExitCode: exitcode.Of(err)}
-	var list scenarios.ErrorList
-	var one *scenarios.Error
+	var list plan.ErrorList
+	var one *plan.Error
 	switch {
 	case errors.As(err, &list):
 	case errors.As(err, &one):
-		list = scenarios.ErrorList{one}
+		list = plan.ErrorList{one}
 	}
 	for _, e := range list {
 		r.Problems = append(r.Problems, Problem{File: e.File, Line: e.Line, Column: e.Col, Message: e.Msg, Hint: e.Hint})

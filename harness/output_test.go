@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // twoRuns saves a run that passes (threshold 85%) and one that fails (95%)
@@ -123,7 +123,7 @@ func TestOutputPrintsWhenAFileFails(t *testing.T) {
 }
 
 func TestWriteErrorJSON(t *testing.T) {
-	_, invalid := scenarios.Parse("bad.yaml", []byte("name: x\nphases: []\ntarget: {url: http://127.0.0.1:1}\n"), scenarios.Options{})
+	_, invalid := plan.Parse("bad.yaml", []byte("name: x\nphases: []\ntarget: {url: http://127.0.0.1:1}\n"), plan.Options{})
 	for _, tt := range []struct {
 		name     string
 		err      error
@@ -131,7 +131,7 @@ func TestWriteErrorJSON(t *testing.T) {
 		problems int
 	}{
 		{"invalid scenario", invalid, exitcode.Invalid, 3},
-		{"one scenario error", &scenarios.Error{File: "a.yaml", Line: 3, Col: 5, Msg: "bad", Hint: "good"}, exitcode.Invalid, 1},
+		{"one scenario error", &plan.Error{File: "a.yaml", Line: 3, Col: 5, Msg: "bad", Hint: "good"}, exitcode.Invalid, 1},
 		{"infrastructure", exitcode.Wrap(exitcode.Infra, errors.New("will not write reports into out")), exitcode.Infra, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -145,8 +145,8 @@ func runDirFrom(dir, run string) string {
 // directory; else the bundled scenario of the same name. It loads with the
 // variable values and rate scale the run used; the load is not sent again,
 // so request bodies are not needed.
-func FindScenario(run string, tl *timeline.Timeline, override string) (*scenarios.Scenario, string, error) {
-	opts := scenarios.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
+func FindScenario(run string, tl *timeline.Timeline, override string) (*plan.Scenario, string, error) {
+	opts := plan.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
 	var candidates []string
 	if override != "" {
 		candidates = []string{override}
@@ -160,18 +160,18 @@ func FindScenario(run string, tl *timeline.Timeline, override string) (*scenario
 			}
 			continue
 		}
-		sc, err := scenarios.LoadFile(path, opts)
+		sc, err := plan.LoadFile(path, opts)
 		return sc, path, err
 	}
 	if override == "" {
-		copyPath := filepath.Join(run, scenarios.CopyFile)
+		copyPath := filepath.Join(run, plan.CopyFile)
 		candidates = append(candidates, copyPath)
 		if _, err := os.Stat(copyPath); err == nil {
-			sc, err := scenarios.LoadCopy(run, opts)
+			sc, err := plan.LoadCopy(run, opts)
 			return sc, copyPath, err
 		}
 	}
-	scs, err := scenarios.Bundled(opts)
+	scs, err := plan.Bundled(opts)
 	if err == nil {
 		for _, sc := range scs {
 			if sc.Name == tl.Meta.Scenario {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -244,7 +244,7 @@ phases:
 	write(filepath.Join(root, "shared", "common.yaml"), common)
 	write(filepath.Join(src, "saved.yaml"), own)
 	write(filepath.Join(src, "body.json"), `{}`) // relative to the scenario file
-	sc, err := scenarios.LoadFile(filepath.Join(src, "saved.yaml"), scenarios.Options{Vars: map[string]string{"threshold": "85"}})
+	sc, err := plan.LoadFile(filepath.Join(src, "saved.yaml"), plan.Options{Vars: map[string]string{"threshold": "85"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ phases:
 	if err := os.MkdirAll(run, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := scenarios.SaveCopy(run, sc); err != nil {
+	if err := plan.SaveCopy(run, sc); err != nil {
 		t.Fatal(err)
 	}
 	// The timeline's meta names gone.yaml: the copies are what is left.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -65,7 +65,7 @@ func (o *Options) output() output {
 
 func (o *Options) out() io.Writer { return o.output().progress }
 
-func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Options {
+func (o *Options) runnerOptions(sc *plan.Scenario, dir string) runner.Options {
 	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Tool: o.Tool,
 		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt})
 }
@@ -76,7 +76,7 @@ func (o *Options) runnerOptions(sc *scenarios.Scenario, dir string) runner.Optio
 // first run's error when a scenario could not run (an interruption stops
 // at once; another error stops unless KeepGoing), or a report that could
 // not be written. The report is returned whenever it was made.
-func Run(ctx context.Context, scs []*scenarios.Scenario, opts Options) (*reports.Report, error) {
+func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Report, error) {
 	out := opts.out()
 	if opts.Self == "" {
 		self, err := os.Executable()
@@ -146,7 +146,7 @@ func verdictError(rep *reports.Report) error {
 // run recorded nothing) and measures the run, for the reports, in one pass
 // over its requests. runDir is the run directory as the reports name it;
 // runErr the error the run ended with.
-func ScenarioReport(sc *scenarios.Scenario, src timeline.Source, runDir string, runErr error) reports.ScenarioReport {
+func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runErr error) reports.ScenarioReport {
 	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
 	if src != nil {
 		cls := sc.Classification()
@@ -171,14 +171,14 @@ func ScenarioReport(sc *scenarios.Scenario, src timeline.Source, runDir string, 
 // happen; were one to, its verdict says so, inconclusive. So is every
 // verdict when the requests cannot be read (a corrupt request stream).
 // Each verdict carries where its contract is written.
-func Judge(sc *scenarios.Scenario, src timeline.Source) []contract.Verdict {
+func Judge(sc *plan.Scenario, src timeline.Source) []contract.Verdict {
 	vs, _, _ := judge(sc, src, nil)
 	return vs
 }
 
 // judge judges sc's contracts, and measures the run when cls is given, in
 // one pass.
-func judge(sc *scenarios.Scenario, src timeline.Source, cls *contract.Classification) ([]contract.Verdict, *contract.Measurement, error) {
+func judge(sc *plan.Scenario, src timeline.Source, cls *contract.Classification) ([]contract.Verdict, *contract.Measurement, error) {
 	out := make([]contract.Verdict, len(sc.Contracts))
 	var compiled []*contract.Contract
 	var at []int

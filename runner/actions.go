@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // managed is a process chaoskit started and may kill, pause and start
@@ -135,7 +135,7 @@ func (m *managed) down() bool {
 // processes returns the managed processes by the names process faults
 // give them.
 func (r *run) managedNamed(name string) *managed {
-	if name == scenarios.TargetProcess {
+	if name == plan.TargetProcess {
 		return r.tgtProc
 	}
 	for _, d := range r.deps {
@@ -148,7 +148,7 @@ func (r *run) managedNamed(name string) *managed {
 
 // actionOn carries out the start of a process fault: kill, terminate,
 // pause, or (restart) terminate, which actionOff follows at once.
-func (r *run) actionOn(f scenarios.Fault) error {
+func (r *run) actionOn(f plan.Fault) error {
 	m := r.managedNamed(f.Process)
 	if m == nil {
 		return infra("process fault on "+f.Process+", which chaoskit did not start", "", nil)
@@ -177,7 +177,7 @@ func (r *run) actionOn(f scenarios.Fault) error {
 // actionOff ends a process fault: a paused process continues, a killed or
 // terminated one is started again on the same ports and waited for until
 // it is ready, so that the time to recover is measured from there.
-func (r *run) actionOff(ctx context.Context, f scenarios.Fault) error {
+func (r *run) actionOff(ctx context.Context, f plan.Fault) error {
 	m := r.managedNamed(f.Process)
 	if m == nil {
 		return nil

@@ -18,14 +18,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/chaoskit/chaoskit/internal/pgbin"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // dependency is a process of the scenario's dependencies that chaoskit
 // started.
 type dependency struct {
 	name    string
-	spec    scenarios.Dependency // with its placeholders filled
+	spec    plan.Dependency // with its placeholders filled
 	managed *managed
 	// data is its data directory; outside is set when that directory had
 	// to be made outside the run directory (see dataDir), to be removed
@@ -95,7 +95,7 @@ func (r *run) startDeps(ctx context.Context) error {
 	return nil
 }
 
-func (r *run) startDep(ctx context.Context, d *dependency, spec scenarios.Dependency, base string) error {
+func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency, base string) error {
 	if spec.RunAs != "" && os.Geteuid() == 0 {
 		creds, err := credentialOf(spec.RunAs)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -82,7 +82,7 @@ func depsRunCtx(t *testing.T, ctx context.Context, faults, depEnv string) (*Resu
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarios.Parse("deps-run.yaml", []byte(fmt.Sprintf(depsRunScenario, self, faults, depEnv)), scenarios.Options{})
+	sc, err := plan.Parse("deps-run.yaml", []byte(fmt.Sprintf(depsRunScenario, self, faults, depEnv)), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

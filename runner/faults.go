@@ -16,7 +16,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/outdir"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -101,18 +101,18 @@ type faults struct {
 	// switched holds the last fault switched on at each path, so that
 	// switching it off knows its source; rollingBack is set while the
 	// run's end rolls back, when a process taken down stays down.
-	switched    map[string]scenarios.Fault
-	kinds       map[string]scenarios.FaultKind
+	switched    map[string]plan.Fault
+	kinds       map[string]plan.FaultKind
 	rollingBack bool
 }
 
 // switchOn switches one fault on through its source.
-func (fs *faults) switchOn(f scenarios.Fault) error {
+func (fs *faults) switchOn(f plan.Fault) error {
 	r := fs.run
 	switch f.Kind() {
-	case scenarios.ProxyKind:
+	case plan.ProxyKind:
 		return r.proxies.Enable(*f.Net)
-	case scenarios.ProcessKind:
+	case plan.ProcessKind:
 		return r.actionOn(f)
 	}
 	return enableRetry.do(r.controlCtx(), func(c context.Context) error {
@@ -128,9 +128,9 @@ func (fs *faults) switchOff(path string) error {
 	rollingBack := fs.rollingBack
 	fs.mu.Unlock()
 	switch {
-	case ok && f.Kind() == scenarios.ProxyKind:
+	case ok && f.Kind() == plan.ProxyKind:
 		return r.proxies.Disable(*f.Net)
-	case ok && f.Kind() == scenarios.ProcessKind:
+	case ok && f.Kind() == plan.ProcessKind:
 		if rollingBack && f.Action != "pause" {
 			return nil // the run is over: nothing to bring back for
 		}
@@ -147,7 +147,7 @@ func (fs *faults) switchOff(path string) error {
 // switch on, so that the record is on disk before any of them is enabled
 // and writing it costs the acknowledgement times nothing. Rollback only
 // disables what the endpoint lists as on, so recording early is harmless.
-func (fs *faults) expect(list []scenarios.Fault) error {
+func (fs *faults) expect(list []plan.Fault) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (fs *faults) expect(list []scenarios.Fault) error {
 		fs.expected = map[string]bool{}
 	}
 	if fs.kinds == nil {
-		fs.kinds = map[string]scenarios.FaultKind{}
+		fs.kinds = map[string]plan.FaultKind{}
 	}
 	for _, f := range list {
 		fs.expected[f.Path] = true
@@ -174,7 +174,7 @@ func (fs *faults) expect(list []scenarios.Fault) error {
 // with expect. It returns the longest acknowledgement delay. Its requests
 // are not cut short by the run stopping (see run.controlCtx): a fault
 // half switched on must be known on or off.
-func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault) (time.Duration, error) {
+func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (time.Duration, error) {
 	if len(list) == 0 {
 		return 0, nil
 	}
@@ -187,7 +187,7 @@ func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault
 		}
 		fs.on[f.Path] = true
 		if fs.switched == nil {
-			fs.switched = map[string]scenarios.Fault{}
+			fs.switched = map[string]plan.Fault{}
 		}
 		fs.switched[f.Path] = f
 		fs.rec.Enabled = append(fs.rec.Enabled, enabledFault{Phase: phase, Point: f.Path, Term: f.Term, At: planned})
@@ -213,11 +213,11 @@ func (fs *faults) enable(phase string, planned time.Time, list []scenarios.Fault
 			}
 			acks[i] = ack.Sub(planned)
 			e := timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]}
-			if f.Kind() != scenarios.PointKind {
+			if f.Kind() != plan.PointKind {
 				e.Message = f.Term
 			}
 			r.event(e)
-			if f.Kind() == scenarios.ProcessKind && f.Action == "restart" {
+			if f.Kind() == plan.ProcessKind && f.Action == "restart" {
 				// Down and up again at once: the fault is off once the
 				// process is ready.
 				errs[i] = fs.disable(phase, ack, []string{f.Path}, "")
@@ -355,12 +355,12 @@ func (fs *faults) saveLocked() error {
 	// dependency with its supervisor.
 	fs.rec.Points = fs.rec.Points[:0]
 	for p := range fs.on {
-		if fs.kinds[p] == scenarios.PointKind {
+		if fs.kinds[p] == plan.PointKind {
 			fs.rec.Points = append(fs.rec.Points, p)
 		}
 	}
 	for p := range fs.expected {
-		if !fs.on[p] && fs.kinds[p] == scenarios.PointKind {
+		if !fs.on[p] && fs.kinds[p] == plan.PointKind {
 			fs.rec.Points = append(fs.rec.Points, p)
 		}
 	}
@@ -455,19 +455,19 @@ func UnfinishedRuns() []Unfinished {
 type step struct {
 	at     time.Duration
 	on     bool
-	faults []scenarios.Fault
+	faults []plan.Fault
 }
 
 // schedule turns a phase's faults into the steps that switch them, in
 // time order; faults due at the same moment share a step. Faults on until
 // the phase ends get no off step: the phase's end switches them off.
-func schedule(p *scenarios.Phase) []step {
-	byTime := map[time.Duration]map[bool][]scenarios.Fault{}
+func schedule(p *plan.Phase) []step {
+	byTime := map[time.Duration]map[bool][]plan.Fault{}
 	for _, f := range p.Faults {
 		on, off := f.Window(p.Duration.D())
 		add := func(at time.Duration, isOn bool) {
 			if byTime[at] == nil {
-				byTime[at] = map[bool][]scenarios.Fault{}
+				byTime[at] = map[bool][]plan.Fault{}
 			}
 			byTime[at][isOn] = append(byTime[at][isOn], f)
 		}

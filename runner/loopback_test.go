@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 func TestDialLoopbackOnly(t *testing.T) {
@@ -66,7 +66,7 @@ func TestControlClientFollowsNoRedirect(t *testing.T) {
 	redirect := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/healthz", http.StatusFound))
 	defer redirect.Close()
 
-	tgt := &target{spec: scenarios.Target{Ready: scenarios.Ready{Path: "/healthz", Status: 200, Timeout: scenarios.Duration(300 * time.Millisecond)}},
+	tgt := &target{spec: plan.Target{Ready: plan.Ready{Path: "/healthz", Status: 200, Timeout: plan.Duration(300 * time.Millisecond)}},
 		baseURL: redirect.URL, client: ControlClient(time.Second)}
 	defer tgt.client.CloseIdleConnections()
 	err := tgt.waitReady(context.Background(), nil)
@@ -110,7 +110,7 @@ func TestLoadRequestsInFlightEndWhenTheRunStops(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	stop, cancel := context.WithCancel(context.Background())
-	c, done := newClient(stop, scenarios.Load{Timeout: scenarios.Duration(time.Minute)})
+	c, done := newClient(stop, plan.Load{Timeout: plan.Duration(time.Minute)})
 	defer done()
 	errs := make(chan error, 1)
 	go func() {

@@ -8,7 +8,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // StepPacer holds each step's rate for the step's duration; the last step
@@ -87,8 +87,8 @@ func (p StepPacer) String() string {
 }
 
 // pacerFor returns the pacer of a phase's load lasting d.
-func pacerFor(l scenarios.Load, d time.Duration) vegeta.Pacer {
-	rate := func(r scenarios.Rate) vegeta.Rate { return vegeta.Rate{Freq: r.Freq, Per: r.Per} }
+func pacerFor(l plan.Load, d time.Duration) vegeta.Pacer {
+	rate := func(r plan.Rate) vegeta.Rate { return vegeta.Rate{Freq: r.Freq, Per: r.Per} }
 	switch {
 	case l.Pacer == nil && l.Rate.Freq > 0 && l.Rate.Per > 0 && l.Rate.Per.Nanoseconds() < int64(l.Rate.Freq):
 		// vegeta's constant pacer spaces hits by a whole number of
@@ -115,7 +115,7 @@ func pacerFor(l scenarios.Load, d time.Duration) vegeta.Pacer {
 }
 
 // describeLoad says in a few words what rate a load runs at.
-func describeLoad(l scenarios.Load) string {
+func describeLoad(l plan.Load) string {
 	switch {
 	case l.Pacer == nil:
 		return l.Rate.String()
@@ -200,9 +200,9 @@ func (dl *delivery) behind(p vegeta.Pacer) (at time.Duration, planned, sent uint
 	for i := range deliverySlots {
 		total += dl.sent[i]
 		end := time.Duration(int64(dl.d) * int64(i+1) / deliverySlots)
-		plan := plannedHits(p, end)
-		if plan > total && plan-total > worst || i == 0 {
-			worst, at, planned, sent = max(plan, total)-total, end, plan, total
+		due := plannedHits(p, end)
+		if due > total && due-total > worst || i == 0 {
+			worst, at, planned, sent = max(due, total)-total, end, due, total
 		}
 	}
 	return at, planned, sent

@@ -13,7 +13,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -23,7 +23,7 @@ const progressEvery = 250 * time.Millisecond
 // phaseRun is the state of one running phase.
 type phaseRun struct {
 	r        *run
-	p        *scenarios.Phase
+	p        *plan.Phase
 	boundary time.Time
 	stats    phaseStats
 	// hits holds the last hit count read per failpoint, so each fault
@@ -44,9 +44,9 @@ func (ph *phaseRun) fail(err error) {
 // runPhase drives one phase: its faults due at the start are switched on
 // before the first request; the others at their offsets while the load
 // runs; whatever is still on is switched off when the phase's load ends.
-func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
+func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	load := p.Effective
-	gen, err := scenarios.NewGenerator(load, &r.reqSeq)
+	gen, err := plan.NewGenerator(load, &r.reqSeq)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 		timeline.MaxWorkers: load.MaxWorkers, timeline.BehindAt: int64(behindAt), timeline.PlannedBy: plannedBy, timeline.SentBy: sentBy}})
 
 	// Whatever this phase switched on and is still on goes off now.
-	var still []scenarios.Fault
+	var still []plan.Fault
 	on := map[string]bool{}
 	for _, path := range r.faults.stillOn() {
 		on[path] = true
@@ -199,9 +199,9 @@ func (r *run) runPhase(ctx context.Context, p *scenarios.Phase) error {
 	}
 	var offErr error
 	if len(still) > 0 {
-		var alive []scenarios.Fault
+		var alive []plan.Fault
 		for _, f := range still {
-			if f.Kind() == scenarios.PointKind && r.tgtProc != nil && r.tgtProc.down() {
+			if f.Kind() == plan.PointKind && r.tgtProc != nil && r.tgtProc.down() {
 				// The failpoint died with the service.
 				r.faults.forget(f.Path)
 				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
@@ -295,7 +295,7 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 
 // readHits reads the target's hit counts and, for each fault given, records
 // the hits made since the last reading as a FaultHits event.
-func (ph *phaseRun) readHits(faults []scenarios.Fault) {
+func (ph *phaseRun) readHits(faults []plan.Fault) {
 	r := ph.r
 	hctx, cancel := context.WithTimeout(r.controlCtx(), 2*time.Second)
 	defer cancel()
@@ -309,7 +309,7 @@ func (ph *phaseRun) readHits(faults []scenarios.Fault) {
 		return
 	}
 	for _, f := range faults {
-		if f.Kind() != scenarios.PointKind {
+		if f.Kind() != plan.PointKind {
 			continue // a proxy or a process has no marker to count
 		}
 		h := rep.Hits[f.Path] - ph.hits[f.Path]
@@ -318,7 +318,7 @@ func (ph *phaseRun) readHits(faults []scenarios.Fault) {
 	}
 }
 
-func paths(fs []scenarios.Fault) []string {
+func paths(fs []plan.Fault) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Path
@@ -327,7 +327,7 @@ func paths(fs []scenarios.Fault) []string {
 }
 
 // phaseLine is the one line a phase leaves in the log.
-func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnapshot, acks []string) string {
+func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot, acks []string) string {
 	rate := 0.0
 	if took > 0 {
 		rate = float64(st.n) / took.Seconds()
@@ -339,7 +339,7 @@ func phaseLine(p *scenarios.Phase, load string, took time.Duration, st statsSnap
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {
-			if f.Kind() == scenarios.PointKind {
+			if f.Kind() == plan.PointKind {
 				s = append(s, f.Point+"="+f.Action)
 			} else {
 				s = append(s, f.Term)
@@ -519,7 +519,7 @@ func truncateHeader(v string) string {
 // flight are cut short: vegeta cannot cancel the requests it sent, and a
 // stopping run must not wait for a service that hangs. done releases the
 // client.
-func newClient(stop context.Context, l scenarios.Load) (client *http.Client, done func()) {
+func newClient(stop context.Context, l plan.Load) (client *http.Client, done func()) {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
 	open := &openConns{open: map[*trackedConn]struct{}{}}
 	tr := &http.Transport{

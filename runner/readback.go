@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -31,7 +31,7 @@ func (r *run) readBack(ctx context.Context) error {
 	}
 	type job struct {
 		write *timeline.Request
-		rule  *scenarios.Write
+		rule  *plan.Write
 	}
 	jobs := make([]job, len(r.writes))
 	for i := range r.writes {
@@ -83,7 +83,7 @@ feed:
 }
 
 // readOne reads one acknowledged write back.
-func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *scenarios.Write) timeline.ReadBackResult {
+func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write) timeline.ReadBackResult {
 	res := timeline.ReadBackResult{Write: w.Seq, Compare: rule.Compare}
 	method, path, err := rule.ReadTarget(w.Headers, w.Body)
 	res.Target = method + " " + path
@@ -130,7 +130,7 @@ const maxReadBacks = 100_000
 // ackedWrite is an acknowledged write kept for the read-back.
 type ackedWrite struct {
 	req  timeline.Request
-	rule *scenarios.Write
+	rule *plan.Write
 }
 
 // noteWrite keeps q for the read-back when the scenario declares it an

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -95,7 +95,7 @@ func runOrders(t *testing.T, o *orders) (*timeline.Timeline, contract.Verdict) {
 	o.stored = map[string]map[string]any{}
 	srv := httptest.NewServer(o.handler())
 	defer srv.Close()
-	sc, err := scenarios.Parse("orders.yaml", []byte(fmt.Sprintf(ordersScenario, srv.URL)), scenarios.Options{})
+	sc, err := plan.Parse("orders.yaml", []byte(fmt.Sprintf(ordersScenario, srv.URL)), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

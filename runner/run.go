@@ -27,7 +27,7 @@ import (
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/netfault"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -129,13 +129,13 @@ const (
 	// ResultsFile holds the raw vegeta results, readable by `vegeta report`.
 	ResultsFile = "results.bin"
 	// ScenarioCopy is the scenario file as the run loaded it.
-	ScenarioCopy = scenarios.CopyFile
+	ScenarioCopy = plan.CopyFile
 	// SummaryFile is the run's summary (see Summary).
 	SummaryFile = "run.json"
 )
 
 type run struct {
-	sc   *scenarios.Scenario
+	sc   *plan.Scenario
 	opts Options
 	dir  string
 	tw   *timeline.Writer
@@ -189,7 +189,7 @@ type run struct {
 // directory) fails the run with an InfraError naming the file, and its
 // cause is kept in the run directory's marker where a later `chaoskit
 // report` finds it.
-func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result, err error) {
+func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err error) {
 	if opts.Self == "" {
 		if opts.Self, err = os.Executable(); err != nil {
 			return nil, infra("cannot find the chaoskit executable", "", err)
@@ -264,8 +264,8 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 			fmt.Fprintf(opts.Log, "  fault switches: %d, acknowledged %v (p99) %v (max) after they were due\n", a.Count, a.P99, a.Max)
 		}
 	}()
-	if err := scenarios.SaveCopy(r.dir, sc); err != nil {
-		return res, r.writeFailed(scenarios.CopyFile, err)
+	if err := plan.SaveCopy(r.dir, sc); err != nil {
+		return res, r.writeFailed(plan.CopyFile, err)
 	}
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
 		return res, r.writeFailed(timeline.FileName, err)
@@ -283,7 +283,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opts Options) (res *Result
 	tgt, err := r.startTarget(ctx)
 	r.tgt = tgt
 	if tgt.proc != nil {
-		r.tgtProc = newManaged(scenarios.TargetProcess, tgt.proc, sc.Target.StopGrace.D(), r.restartTarget)
+		r.tgtProc = newManaged(plan.TargetProcess, tgt.proc, sc.Target.StopGrace.D(), r.restartTarget)
 	}
 	if err != nil {
 		return res, r.stopped(ctx, err)

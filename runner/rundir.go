@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/internal/outdir"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -26,7 +26,7 @@ const (
 // of older versions' renames. Replacing a run directory removes these and
 // nothing else.
 var runFiles = []string{
-	timeline.FileName, timeline.RequestsFile, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, scenarios.CopyIncludeDir,
+	timeline.FileName, timeline.RequestsFile, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, plan.CopyIncludeDir,
 	TargetStdout, TargetStderr, DepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }
@@ -34,7 +34,7 @@ var runFiles = []string{
 // isRunFile says whether name is an entry chaoskit writes in a run
 // directory.
 func isRunFile(name string, isDir bool) bool {
-	return slices.Contains(runFiles, name) && isDir == (name == scenarios.CopyIncludeDir || name == DepsDir)
+	return slices.Contains(runFiles, name) && isDir == (name == plan.CopyIncludeDir || name == DepsDir)
 }
 
 // IsRunDir reports whether dir is a run directory chaoskit made: it

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -86,14 +86,14 @@ func TestStepPacer(t *testing.T) {
 }
 
 func TestPacerFor(t *testing.T) {
-	rate := func(s string) scenarios.Rate { r, _ := scenarios.ParseRate(s); return r }
-	linear := scenarios.Load{Pacer: &scenarios.Pacer{Linear: &scenarios.LinearPacer{From: rate("10/s"), To: rate("110/s")}}}
+	rate := func(s string) plan.Rate { r, _ := plan.ParseRate(s); return r }
+	linear := plan.Load{Pacer: &plan.Pacer{Linear: &plan.LinearPacer{From: rate("10/s"), To: rate("110/s")}}}
 	at := simulate(pacerFor(linear, 2*time.Second), 2*time.Second)
 	// The integral of 10 + 50t over 2s is 120.
 	if len(at) < 118 || len(at) > 121 {
 		t.Errorf("linear ramp sent %d, want 120", len(at))
 	}
-	sine := scenarios.Load{Pacer: &scenarios.Pacer{Sine: &scenarios.SinePacer{Mean: rate("100/s"), Amplitude: rate("50/s"), Period: scenarios.Duration(time.Second), Start: "peak"}}}
+	sine := plan.Load{Pacer: &plan.Pacer{Sine: &plan.SinePacer{Mean: rate("100/s"), Amplitude: rate("50/s"), Period: plan.Duration(time.Second), Start: "peak"}}}
 	sp := pacerFor(sine, time.Second)
 	if r := sp.Rate(0); math.Abs(r-150) > 0.01 {
 		t.Errorf("sine starting at the peak: rate %v, want 150", r)
@@ -101,14 +101,14 @@ func TestPacerFor(t *testing.T) {
 	if got := len(simulate(sp, 2*time.Second)); got < 198 || got > 201 {
 		t.Errorf("sine over two periods sent %d, want 200", got)
 	}
-	if got := len(simulate(pacerFor(scenarios.Load{Rate: rate("12/100ms")}, time.Second), time.Second)); got != 120 {
+	if got := len(simulate(pacerFor(plan.Load{Rate: rate("12/100ms")}, time.Second), time.Second)); got != 120 {
 		t.Errorf("constant 12/100ms sent %d in 1s", got)
 	}
 }
 
 func TestSchedule(t *testing.T) {
-	d := func(s string) scenarios.Duration { v, _ := time.ParseDuration(s); return scenarios.Duration(v) }
-	p := &scenarios.Phase{Duration: d("4s"), Faults: []scenarios.Fault{
+	d := func(s string) plan.Duration { v, _ := time.ParseDuration(s); return plan.Duration(v) }
+	p := &plan.Phase{Duration: d("4s"), Faults: []plan.Fault{
 		{Path: "a"},
 		{Path: "b", After: d("1s"), For: d("1s")},
 		{Path: "c", After: d("2s")},
@@ -247,13 +247,13 @@ func TestFaultsSurviveALostEndpoint(t *testing.T) {
 	srv, drops := flakyEndpoint(t)
 	r := testRun(t, srv.URL)
 	const point = "example.com/svc/store/q"
-	fault := scenarios.Fault{Path: point, Term: `return("x")`}
+	fault := plan.Fault{Path: point, Term: `return("x")`}
 	drops.Store(2)
-	if err := r.faults.expect([]scenarios.Fault{fault}); err != nil {
+	if err := r.faults.expect([]plan.Fault{fault}); err != nil {
 		t.Fatal(err)
 	}
 	due := time.Now()
-	if _, err := r.faults.enable("p", due, []scenarios.Fault{fault}); err != nil {
+	if _, err := r.faults.enable("p", due, []plan.Fault{fault}); err != nil {
 		t.Fatalf("enable through two dropped connections: %v", err)
 	}
 	if st, _ := failpoint.Status(point); st != `return("x")` {
@@ -300,7 +300,7 @@ func TestRollbackPendingOnlyWhatIsOn(t *testing.T) {
 	srv, _ := flakyEndpoint(t)
 	r := testRun(t, srv.URL)
 	const a, b = "example.com/svc/store/a", "example.com/svc/store/b"
-	list := []scenarios.Fault{{Path: a, Term: "return(1)"}, {Path: b, Term: "return(2)"}}
+	list := []plan.Fault{{Path: a, Term: "return(1)"}, {Path: b, Term: "return(2)"}}
 	if err := r.faults.expect(list); err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +378,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 		http2 *bool
 		want  string
 	}{{&on, "HTTP/2.0"}, {&off, "HTTP/1.1"}, {nil, "HTTP/1.1"}} {
-		c, _ := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2})
+		c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2})
 		resp, err := c.Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -393,7 +393,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 
 func TestLoadGoesToLoopbackOnly(t *testing.T) {
 	// The load's client refuses a URL naming another address.
-	c, _ := newClient(nil, scenarios.Load{Timeout: scenarios.Duration(time.Second)})
+	c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second)})
 	_, err := c.Get("http://192.0.2.1:9/")
 	if err == nil || !strings.Contains(err.Error(), errNotLoopback.Error()) {
 		t.Errorf("dial to 192.0.2.1: %v", err)
@@ -453,7 +453,7 @@ func TestPlannedHits(t *testing.T) {
 }
 
 func TestPacerForRatesBeyondANanosecond(t *testing.T) {
-	rate := func(s string) scenarios.Rate { r, _ := scenarios.ParseRate(s); return r }
+	rate := func(s string) plan.Rate { r, _ := plan.ParseRate(s); return r }
 	// vegeta's constant pacer divides by its interval in whole
 	// nanoseconds, zero above 10⁹/s: the runner must not hand it such a
 	// rate.
@@ -471,7 +471,7 @@ func TestPacerForRatesBeyondANanosecond(t *testing.T) {
 		{"1000000000/s", 2 * time.Second, 2e9},
 		{"200/s", time.Second, 200},
 	} {
-		p := pacerFor(scenarios.Load{Rate: rate(tt.rate)}, tt.d)
+		p := pacerFor(plan.Load{Rate: rate(tt.rate)}, tt.d)
 		if wait, stop := p.Pace(tt.d/2, 0); wait > 0 || stop {
 			t.Errorf("%s: far behind, pacer says wait %v stop %v", tt.rate, wait, stop)
 		}

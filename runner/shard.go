@@ -10,7 +10,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // Shard is the slice of a scenario's load one run sends, as k6's execution
@@ -91,12 +91,12 @@ func (s Shard) pacer(p vegeta.Pacer, du time.Duration) vegeta.Pacer {
 // generator makes, the i-th.
 type shardRequests struct {
 	mu    sync.Mutex
-	gen   *scenarios.Generator
+	gen   *plan.Generator
 	shard Shard
 	first bool
 }
 
-func (s *shardRequests) next() scenarios.Request {
+func (s *shardRequests) next() plan.Request {
 	if s.shard.Whole() {
 		return s.gen.Next()
 	}
@@ -117,9 +117,9 @@ func (s *shardRequests) next() scenarios.Request {
 
 // withoutFaults is sc with no fault in any phase: a shard that sends load
 // only, while shard 1 or a --faults-only run switches the faults.
-func withoutFaults(sc *scenarios.Scenario) *scenarios.Scenario {
+func withoutFaults(sc *plan.Scenario) *plan.Scenario {
 	out := *sc
-	out.Phases = make([]scenarios.Phase, len(sc.Phases))
+	out.Phases = make([]plan.Phase, len(sc.Phases))
 	for i, p := range sc.Phases {
 		p.Faults = nil
 		out.Phases[i] = p

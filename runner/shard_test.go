@@ -7,7 +7,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // dueTimes lists when each of a pacer's hits is due over d: the wait it
@@ -55,11 +55,11 @@ func TestShardsSliceThePacerDisjointly(t *testing.T) {
 }
 
 func TestShardsTakeTheirRequests(t *testing.T) {
-	load := scenarios.Load{Seed: 7, Requests: []scenarios.RequestSpec{
+	load := plan.Load{Seed: 7, Requests: []plan.RequestSpec{
 		{Method: "GET", Path: "/a/{seq}", Weight: 3}, {Method: "GET", Path: "/b", Weight: 1},
 	}}
-	gen := func() *scenarios.Generator {
-		g, err := scenarios.NewGenerator(load, nil)
+	gen := func() *plan.Generator {
+		g, err := plan.NewGenerator(load, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -47,11 +47,11 @@ type AckStats struct {
 	Max   time.Duration `json:"max_ns"`
 }
 
-func (s *Summary) begin(sc *scenarios.Scenario, start time.Time) {
+func (s *Summary) begin(sc *plan.Scenario, start time.Time) {
 	s.Scenario, s.Start = sc.Name, start
 }
 
-func (s *Summary) addPhase(p *scenarios.Phase, l scenarios.Load, start, end time.Time, st statsSnapshot) {
+func (s *Summary) addPhase(p *plan.Phase, l plan.Load, start, end time.Time, st statsSnapshot) {
 	took := end.Sub(start)
 	rate := 0.0
 	if took > 0 {

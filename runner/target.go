@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // target is a service under test, started by chaoskit or already running.
 type target struct {
-	spec    scenarios.Target
+	spec    plan.Target
 	desc    string
 	baseURL string
 	control inject.Controller
@@ -98,7 +98,7 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 		argv := []string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}
 		for _, a := range args {
 			// {port:NAME} points the demo at a dependency or a proxy.
-			argv = append(argv, scenarios.FillPorts(a, r.ports))
+			argv = append(argv, plan.FillPorts(a, r.ports))
 		}
 		proc, err := r.spawn(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl}, "")
 		if err != nil {
@@ -116,7 +116,7 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 			}
 			return infra("the demo target did not start", "see target.stderr in the run directory", err)
 		}
-		if err := scenarios.CheckLoopback(addr); err != nil {
+		if err := plan.CheckLoopback(addr); err != nil {
 			proc.stop(time.Second)
 			return infra("the demo target listens on a non-loopback address", "", err)
 		}
@@ -288,7 +288,7 @@ func resolveProgram(name, dir string) (string, error) {
 // checkFixedPorts refuses to start a command whose url or control endpoint
 // names a fixed port that something already listens on: the service could
 // not bind it, and chaoskit would attack whatever holds it.
-func checkFixedPorts(orig, filled scenarios.Target) error {
+func checkFixedPorts(orig, filled plan.Target) error {
 	for _, c := range []struct{ orig, filled, field string }{
 		{orig.URL, filled.URL, "url"},
 		{orig.Failpoints, filled.Failpoints, "failpoints"},

@@ -1,28 +1,30 @@
 //go:build !gofuzz
 
+// Package scenarios holds the scenario files shipped with chaoskit, embedded
+// so that `chaoskit run --bundled` works from any directory. Package plan
+// reads them; this package only carries the files.
 package scenarios
 
 import "embed"
 
-// bundled holds the scenarios shipped with chaoskit, so `chaoskit run
-// --bundled` works from any directory.
-//
 // go-fuzz-build copies embedded files by the literal text of the directive,
-// so a go-fuzz build (gofuzz.go) leaves both file systems empty.
+// so a go-fuzz build (gofuzz.go) leaves every file system empty.
+
+// Main holds the bundled scenarios on the embedded demo (*.yaml).
 //
 //go:embed *.yaml
-var bundled embed.FS
+var Main embed.FS
 
-// bundledFuzz holds the fuzz scenarios shipped with chaoskit. They live in
-// a directory of their own so that running the bundled scenarios (or
+// Fuzz holds the bundled fuzz scenarios (fuzz/*.yaml). They live in a
+// directory of their own so that running the bundled scenarios (or
 // scenarios/*.yaml) leaves them out.
 //
 //go:embed fuzz/*.yaml
-var bundledFuzz embed.FS
+var Fuzz embed.FS
 
-// bundledDeps holds the scenarios on real dependencies (Postgres, Redis)
-// shipped with chaoskit: `make demo-deps` runs them, `make demo` does not,
-// since they need the servers installed.
+// Deps holds the scenarios on real dependencies, Postgres and Redis
+// (deps/*.yaml): `make demo-deps` runs them, `make demo` does not, since
+// they need the servers installed.
 //
 //go:embed deps/*.yaml
-var bundledDeps embed.FS
+var Deps embed.FS

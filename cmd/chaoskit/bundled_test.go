@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // brokenVariant is one row of the broken-variants table of
@@ -127,7 +127,7 @@ func withDemoFlag(t *testing.T, name string, src []byte, flag string) []byte {
 func TestBundledContractsFailAgainstBrokenVariants(t *testing.T) {
 	bin := chaoskitBin(t)
 	rows := readBrokenVariants(t)
-	bundled, err := scenarios.Bundled(scenarios.Options{})
+	bundled, err := plan.Bundled(plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

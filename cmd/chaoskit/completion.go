@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // Shell completion of flag values. cobra completes commands and flag names
@@ -41,7 +41,7 @@ func completeFormats(_ *cobra.Command, _ []string, toComplete string) ([]string,
 // never starts, scans or asks a service.
 func completeScenarioNames(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	bundled, _ := cmd.Flags().GetBool("bundled")
-	scs, err := harness.Load(args, bundled, scenarios.Options{SkipBodyFiles: true})
+	scs, err := harness.Load(args, bundled, plan.Options{SkipBodyFiles: true})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -54,5 +54,5 @@ func completeScenarioNames(cmd *cobra.Command, args []string, _ string) ([]strin
 
 // completeBundledFuzz completes --bundled NAME of fuzz and explore.
 func completeBundledFuzz(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	return scenarios.BundledFuzzNames(), cobra.ShellCompDirectiveNoFileComp
+	return plan.BundledFuzzNames(), cobra.ShellCompDirectiveNoFileComp
 }

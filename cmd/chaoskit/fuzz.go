@@ -13,7 +13,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/harness"
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 // fuzzTarget is how fuzz and explore name the fuzz scenario and its run
@@ -29,7 +29,7 @@ type fuzzTarget struct {
 
 func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
 	f := cmd.Flags()
-	f.StringVar(&t.bundled, "bundled", "", "use the bundled fuzz scenario NAME ("+strings.Join(scenarios.BundledFuzzNames(), ", ")+")")
+	f.StringVar(&t.bundled, "bundled", "", "use the bundled fuzz scenario NAME ("+strings.Join(plan.BundledFuzzNames(), ", ")+")")
 	f.StringArrayVar(&t.vars, "var", nil, "set a scenario variable: --var NAME=VALUE (repeatable)")
 	f.StringVar(&t.reportDir, "report-dir", "out", "directory for the reports, the reproducer and the trials' run directories")
 	f.DurationVar(&t.budget, "budget", budget, "time the search may take")

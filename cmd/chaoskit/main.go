@@ -22,8 +22,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // usageError marks bad flags or arguments (exit 2).
@@ -115,7 +115,7 @@ func execute(ctx context.Context, root *cobra.Command) error {
 // report prints err (if any) and returns the process exit code it carries.
 func report(err error) int {
 	code := exitcode.Of(err)
-	var list scenarios.ErrorList
+	var list plan.ErrorList
 	switch {
 	case err == nil:
 	case errors.As(err, &list):

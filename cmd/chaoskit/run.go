@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 const (
@@ -115,15 +115,15 @@ func (l *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Float64Var(&l.rateScale, "rate-scale", 1, "multiply every rate of every scenario by F (e.g. 0.1 for a quick smoke run)")
 }
 
-func (l *loadFlags) options() (scenarios.Options, error) {
+func (l *loadFlags) options() (plan.Options, error) {
 	// 0 would mean "not given" to the loader, so the flag refuses it here;
 	// NaN and infinities the loader refuses for every caller.
 	if l.rateScale == 0 {
-		return scenarios.Options{}, usageError("--rate-scale 0: give a factor above 0, such as 0.5 or 2")
+		return plan.Options{}, usageError("--rate-scale 0: give a factor above 0, such as 0.5 or 2")
 	}
 	vars, err := parseVars(l.vars)
 	if err != nil {
-		return scenarios.Options{}, err
+		return plan.Options{}, err
 	}
 	return harness.LoadOptions(vars, l.rateScale), nil
 }
@@ -145,7 +145,7 @@ func parseVars(flags []string) (map[string]string, error) {
 }
 
 // load loads the scenarios the arguments name.
-func (l *loadFlags) load(args []string, bundled bool) ([]*scenarios.Scenario, error) {
+func (l *loadFlags) load(args []string, bundled bool) ([]*plan.Scenario, error) {
 	opts, err := l.options()
 	if err != nil {
 		return nil, err

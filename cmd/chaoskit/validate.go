@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaoskit/chaoskit/scenarios"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -41,7 +41,7 @@ when a scenario includes them; validate says which it skipped.`,
 				}
 				fmt.Fprintf(out, "ok    %s  %s (%d phases, %d faults, %d contracts)\n", sc.File, sc.Name, len(sc.Phases), faults, len(sc.Contracts))
 			}
-			printPartials(out, scenarios.Partials(args), scs)
+			printPartials(out, plan.Partials(args), scs)
 			return nil
 		},
 	}
@@ -52,7 +52,7 @@ when a scenario includes them; validate says which it skipped.`,
 
 // printPartials says which partial files of the directories validated were
 // skipped, and which scenarios include each (and so checked it).
-func printPartials(out io.Writer, partials []string, scs []*scenarios.Scenario) {
+func printPartials(out io.Writer, partials []string, scs []*plan.Scenario) {
 	by := map[string][]string{}
 	for _, sc := range scs {
 		for _, inc := range sc.Included {

@@ -23,8 +23,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/fuzz/trials"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // Service starts a fresh instance of the service for one trial and returns
@@ -38,9 +38,9 @@ type Trier struct {
 	// Base is the fuzz scenario; its target is replaced by the in-process
 	// service (its readiness probe, state probe and hit report paths are
 	// kept).
-	Base *scenarios.Scenario
+	Base *plan.Scenario
 	// Load are the options the trial scenarios load with (the catalog).
-	Load scenarios.Options
+	Load plan.Options
 	// Run are the runner's options; Dir is set per trial.
 	Run runner.Options
 	// Dir holds each trial's scenario file and run directory.
@@ -84,7 +84,7 @@ func (t *Trier) Try(ctx context.Context, label string, s fuzz.Schedule) (o *fuzz
 			err = &runner.InfraError{Msg: "the in-process service did not stop cleanly", Err: serr}
 		}
 	}()
-	sc.Target = scenarios.Target{
+	sc.Target = plan.Target{
 		URL:        svc.URL,
 		Failpoints: ctrl.URL,
 		Ready:      sc.Target.Ready,

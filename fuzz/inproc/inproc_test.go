@@ -14,8 +14,8 @@ import (
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -35,9 +35,9 @@ func needLive(t testing.TB) {
 
 // shop returns the bundled fuzz scenario, its points resolved against the
 // demo's markers.
-func shop(t testing.TB) *scenarios.Scenario {
+func shop(t testing.TB) *plan.Scenario {
 	t.Helper()
-	sc, err := scenarios.BundledFuzz("shop", scenarios.Options{Catalog: func(scenarios.Target) (*inject.Catalog, error) {
+	sc, err := plan.BundledFuzz("shop", plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
 		return inject.NewCatalog(demo.Failpoints()...), nil
 	}})
 	if err != nil {
@@ -48,10 +48,10 @@ func shop(t testing.TB) *scenarios.Scenario {
 
 // trier runs schedules against an in-process demo with the given bug
 // planted ("" for none).
-func trier(t testing.TB, sc *scenarios.Scenario, bug string) *Trier {
+func trier(t testing.TB, sc *plan.Scenario, bug string) *Trier {
 	return &Trier{
 		Base: sc,
-		Load: scenarios.Options{Catalog: func(scenarios.Target) (*inject.Catalog, error) {
+		Load: plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
 			return inject.NewCatalog(demo.Failpoints()...), nil
 		}},
 		Run: runner.Options{Tool: "inproc-test"},
@@ -69,16 +69,16 @@ func trier(t testing.TB, sc *scenarios.Scenario, bug string) *Trier {
 // short narrows the fault space to one fault phase of at most a second: a
 // trial then takes about 5.5 s (warmup 1.5 s, recovery 3 s), inside the
 // fuzzing engine's 10 s limit for one input.
-func short(fz *scenarios.FaultSpace) *scenarios.FaultSpace {
+func short(fz *plan.FaultSpace) *plan.FaultSpace {
 	c := *fz
-	c.Phases = scenarios.IntRange{Min: 1, Max: 1}
-	c.Duration = scenarios.DurationRange{Min: 500 * time.Millisecond, Max: time.Second}
+	c.Phases = plan.IntRange{Min: 1, Max: 1}
+	c.Duration = plan.DurationRange{Min: 500 * time.Millisecond, Max: time.Second}
 	return &c
 }
 
 // dbErrors is a schedule that switches the product query to errors for a
 // second: the error burst opens the breaker and the cache serves.
-func dbErrors(fz *scenarios.FaultSpace) fuzz.Schedule {
+func dbErrors(fz *plan.FaultSpace) fuzz.Schedule {
 	s := fuzz.Decode(fz, nil)
 	s.Phases[1].Duration = time.Second
 	s.Phases[1].Faults = []fuzz.Fault{{Point: "store/productQuery", Path: demoPath("store/productQuery"), Action: inject.Error, Value: "injected error"}}

@@ -15,21 +15,21 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
-	"github.com/chaoskit/chaoskit/scenarios"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // Runner is the fuzz.Trier chaoskit fuzz and explore use.
 type Runner struct {
-	Base *scenarios.Scenario
+	Base *plan.Scenario
 	// Load are the options scenarios load with (the failpoint catalog).
-	Load scenarios.Options
+	Load plan.Options
 	// Run are the runner's options; Dir is set per run.
 	Run runner.Options
 	// Prepare, when set, completes the runner's options for each trial's
 	// scenario (chaoskit sets its classifier and the headers to record).
-	Prepare func(*scenarios.Scenario, runner.Options) runner.Options
+	Prepare func(*plan.Scenario, runner.Options) runner.Options
 	// Dir holds the scenario files and run directories of the trials.
 	Dir string
 }
@@ -50,7 +50,7 @@ func (t *Runner) Try(ctx context.Context, label string, s fuzz.Schedule) (*fuzz.
 
 // Write renders schedule s of the fuzz scenario base as the scenario file
 // dir/LABEL.yaml, named BASE-LABEL, and returns it loaded with opts.
-func Write(base *scenarios.Scenario, s fuzz.Schedule, label, dir string, opts scenarios.Options) (*scenarios.Scenario, error) {
+func Write(base *plan.Scenario, s fuzz.Schedule, label, dir string, opts plan.Options) (*plan.Scenario, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &runner.InfraError{Msg: "cannot create the trial directory", Err: err}
 	}
@@ -66,7 +66,7 @@ func Write(base *scenarios.Scenario, s fuzz.Schedule, label, dir string, opts sc
 }
 
 // Run runs a loaded scenario into dir and judges its contracts.
-func Run(ctx context.Context, sc *scenarios.Scenario, opts runner.Options, dir string) (*fuzz.Outcome, error) {
+func Run(ctx context.Context, sc *plan.Scenario, opts runner.Options, dir string) (*fuzz.Outcome, error) {
 	start := time.Now()
 	opts.Dir = dir
 	res, err := runner.Run(ctx, sc, opts)

@@ -1,0 +1,453 @@
+package plan
+
+import (
+	"github.com/chaoskit/chaoskit/scenarios"
+
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/chaoskit/chaoskit/inject"
+)
+
+// FaultSpace is the fuzz section of a fuzz scenario: the faults `chaoskit
+// fuzz` and `chaoskit explore` draw fault schedules from. A fuzz scenario gives no
+// phases of its own; each trial runs a fault-free phase named warmup, one to
+// a few fault phases drawn from Faults, and a fault-free phase named
+// recovery. The scenario's contracts are its invariants: they must hold
+// whatever the faults, so they may name the warmup and recovery phases, or
+// no phase (the whole run). See docs/fuzzing.md.
+type FaultSpace struct {
+	// Warmup is the length of the first, fault-free phase (default 2s);
+	// Recovery that of the last one (default 3s).
+	Warmup   Duration `yaml:"warmup"`
+	Recovery Duration `yaml:"recovery"`
+	// Phases is how many fault phases a trial has: "1..3" (the default) or
+	// one number.
+	Phases IntRange `yaml:"phases"`
+	// Duration is how long each fault phase lasts: "1s..3s" (the default).
+	Duration DurationRange `yaml:"duration"`
+	// MaxFaults is the most faults one phase switches on; default 2. Every
+	// fault phase has at least one.
+	MaxFaults int `yaml:"max_faults"`
+	// MinRate is the lowest rate shrinking lowers the load to; default
+	// 50/s.
+	MinRate Rate `yaml:"min_rate"`
+	// Faults are the points that may fail and how.
+	Faults []FuzzFault `yaml:"faults"`
+}
+
+// FuzzFault is one failpoint of the fault space, with the actions it may
+// take and the values they may have.
+type FuzzFault struct {
+	// Point names the failpoint: its full path or a unique suffix of it.
+	Point string `yaml:"point"`
+	// Proxy, instead of Point, names one of the scenario's proxies.
+	Proxy string `yaml:"proxy"`
+	// Actions are the actions a schedule may choose from: timeout, error,
+	// latency, panic, status for a failpoint; latency, timeout,
+	// reset_peer, down for a proxy.
+	Actions []string `yaml:"actions"`
+	// Latency is the range latency faults draw their value from; default
+	// 50ms..500ms.
+	Latency DurationRange `yaml:"latency"`
+	// Errors are the messages error faults choose from; default "injected
+	// error".
+	Errors []string `yaml:"errors"`
+	// Statuses are the HTTP statuses status faults choose from; default
+	// 503.
+	Statuses []int `yaml:"statuses"`
+	// Probability is the range of shares of evaluations that fire:
+	// "0.2..1", or one number; default 1 (always).
+	Probability FloatRange `yaml:"probability"`
+
+	// Path is Point resolved against the target's failpoints, or
+	// proxy/NAME, filled in by validation.
+	Path string `yaml:"-"`
+}
+
+// Name is how schedules and coverage name the fault: its point as the
+// fault space writes it, or proxy/NAME.
+func (f FuzzFault) Name() string {
+	if f.Proxy != "" {
+		return "proxy/" + f.Proxy
+	}
+	return f.Point
+}
+
+// fuzzProxyActions are the proxy faults a fault space may name: those
+// whose settings chaoskit can vary or needs none of.
+var fuzzProxyActions = []string{"latency", "timeout", "reset_peer", "down"}
+
+// Names of the fault-free phases every fuzz trial starts and ends with.
+const (
+	FuzzWarmup   = "warmup"
+	FuzzRecovery = "recovery"
+)
+
+// Defaults of a fuzz section.
+const (
+	DefaultFuzzWarmup    = 2 * time.Second
+	DefaultFuzzRecovery  = 3 * time.Second
+	DefaultFuzzMaxFaults = 2
+)
+
+// fuzzActions are the actions a fault space may name: every action but a
+// raw term, whose meaning chaoskit cannot vary.
+var fuzzActions = []inject.Action{inject.Timeout, inject.Error, inject.Latency, inject.Panic, inject.Status}
+
+// IntRange is an inclusive range of integers written "1..3", or one number.
+type IntRange struct{ Min, Max int }
+
+// DurationRange is an inclusive range of durations written "1s..3s", or
+// one duration.
+type DurationRange struct{ Min, Max time.Duration }
+
+// FloatRange is an inclusive range of numbers written "0.2..1", or one
+// number.
+type FloatRange struct{ Min, Max float64 }
+
+// IsZero reports whether no range was given.
+func (r IntRange) IsZero() bool { return r == IntRange{} }
+
+// IsZero reports whether no range was given.
+func (r DurationRange) IsZero() bool { return r == DurationRange{} }
+
+// IsZero reports whether no range was given.
+func (r FloatRange) IsZero() bool { return r == FloatRange{} }
+
+func (r IntRange) String() string      { return rangeText(strconv.Itoa(r.Min), strconv.Itoa(r.Max)) }
+func (r DurationRange) String() string { return rangeText(r.Min.String(), r.Max.String()) }
+func (r FloatRange) String() string {
+	return rangeText(strconv.FormatFloat(r.Min, 'f', -1, 64), strconv.FormatFloat(r.Max, 'f', -1, 64))
+}
+
+func rangeText(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + ".." + hi
+}
+
+// splitRange splits "a..b" (or "a") into its ends.
+func splitRange(n ast.Node, hint string) (string, string, error) {
+	s, ok := scalar(n)
+	if !ok {
+		return "", "", errAt(n, hint, "a range must be a plain value")
+	}
+	lo, hi, found := strings.Cut(strings.TrimSpace(s), "..")
+	if !found {
+		hi = lo
+	}
+	return strings.TrimSpace(lo), strings.TrimSpace(hi), nil
+}
+
+// UnmarshalYAML implements goccy/go-yaml's NodeUnmarshaler.
+func (r *IntRange) UnmarshalYAML(n ast.Node) error {
+	const hint = "write a count such as 2 or a range such as 1..3"
+	lo, hi, err := splitRange(n, hint)
+	if err != nil {
+		return err
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	switch {
+	case err1 != nil || err2 != nil:
+		return errAt(n, hint, "bad range %q", lo+".."+hi)
+	case a < 1 || b < a:
+		return errAt(n, hint, "range %d..%d is empty or starts below 1", a, b)
+	}
+	*r = IntRange{a, b}
+	return nil
+}
+
+// UnmarshalYAML implements goccy/go-yaml's NodeUnmarshaler.
+func (r *DurationRange) UnmarshalYAML(n ast.Node) error {
+	const hint = "write a duration such as 2s or a range such as 500ms..3s"
+	lo, hi, err := splitRange(n, hint)
+	if err != nil {
+		return err
+	}
+	a, err1 := time.ParseDuration(lo)
+	b, err2 := time.ParseDuration(hi)
+	switch {
+	case err1 != nil || err2 != nil:
+		return errAt(n, hint, "bad duration range %q", lo+".."+hi)
+	case a <= 0 || b < a:
+		return errAt(n, hint, "duration range %v..%v is empty or not positive", a, b)
+	}
+	*r = DurationRange{a, b}
+	return nil
+}
+
+// UnmarshalYAML implements goccy/go-yaml's NodeUnmarshaler.
+func (r *FloatRange) UnmarshalYAML(n ast.Node) error {
+	const hint = "write a share such as 0.5 or a range such as 0.2..1"
+	lo, hi, err := splitRange(n, hint)
+	if err != nil {
+		return err
+	}
+	a, err1 := strconv.ParseFloat(lo, 64)
+	b, err2 := strconv.ParseFloat(hi, 64)
+	switch {
+	case err1 != nil || err2 != nil || math.IsNaN(a) || math.IsNaN(b):
+		return errAt(n, hint, "bad range %q", lo+".."+hi)
+	case a <= 0 || b > 1 || b < a:
+		return errAt(n, hint, "probability range %v..%v must lie within 0..1, above 0", a, b)
+	}
+	*r = FloatRange{a, b}
+	return nil
+}
+
+// validateFuzz checks a fuzz section, fills in its defaults and gives the
+// scenario its fault-free skeleton (warmup, recovery) as phases, so that
+// contracts naming them validate and `chaoskit run` of a fuzz scenario is a
+// run without faults.
+func (v *validator) validateFuzz() {
+	fz := v.sc.Fuzz
+	if fz == nil {
+		return
+	}
+	const at = "$.fuzz"
+	if len(v.sc.Phases) > 0 {
+		v.errorf("$.phases", "remove phases: chaoskit fuzz draws them; set fuzz.warmup, fuzz.recovery, fuzz.phases and fuzz.duration instead", "a fuzz scenario has no phases of its own")
+		return
+	}
+	if fz.Warmup == 0 {
+		fz.Warmup = Duration(DefaultFuzzWarmup)
+	}
+	if fz.Recovery == 0 {
+		fz.Recovery = Duration(DefaultFuzzRecovery)
+	}
+	if fz.Phases.IsZero() {
+		fz.Phases = IntRange{1, 3}
+	}
+	if fz.Duration.IsZero() {
+		fz.Duration = DurationRange{time.Second, 3 * time.Second}
+	}
+	if fz.MaxFaults == 0 {
+		fz.MaxFaults = DefaultFuzzMaxFaults
+	}
+	if fz.MinRate.IsZero() {
+		fz.MinRate = Rate{Freq: 50, Per: time.Second}
+	}
+	if fz.MaxFaults < 0 {
+		v.errorf(at+".max_faults", "", "max_faults %d is negative", fz.MaxFaults)
+	}
+	if fz.Duration.Max > MaxPhase {
+		v.errorf(at+".duration", "keep fault phases short", "fault phases of up to %v are longer than the %v limit", fz.Duration.Max, MaxPhase)
+	}
+	if fz.Phases.Max > 20 {
+		v.errorf(at+".phases", "a schedule of a few short phases finds more in the same time", "up to %d fault phases per trial is more than 20", fz.Phases.Max)
+	}
+	if len(fz.Faults) == 0 {
+		v.errorf(at, "add faults: [{point: store/productQuery, actions: [timeout, error]}]", "the fault space has no faults")
+	}
+	var cat *inject.Catalog
+	if v.opts.Catalog != nil && slices.ContainsFunc(fz.Faults, func(f FuzzFault) bool { return f.Proxy == "" }) {
+		var err error
+		if cat, err = v.catalogFor(); err != nil {
+			v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
+		}
+	}
+	seen := map[string]string{}
+	for i := range fz.Faults {
+		v.validateFuzzFault(fmt.Sprintf("%s.faults[%d]", at, i), &fz.Faults[i], cat, seen)
+	}
+	v.sc.Phases = []Phase{
+		{Name: FuzzWarmup, Duration: fz.Warmup},
+		{Name: FuzzRecovery, Duration: fz.Recovery},
+	}
+}
+
+func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catalog, seen map[string]string) {
+	if f.Proxy != "" {
+		v.validateFuzzProxyFault(at, f, seen)
+		return
+	}
+	if f.Point == "" {
+		v.errorf(at, "add point: name-of-failpoint (or proxy: NAME)", "fault has no point")
+		return
+	}
+	f.Path = f.Point
+	if cat != nil {
+		p, err := cat.Resolve(f.Point)
+		if err != nil {
+			v.errorf(at+".point", catalogHint(err, cat), "%v", err)
+			return
+		}
+		f.Path = p
+	}
+	if prev, dup := seen[f.Path]; dup {
+		v.errorf(at+".point", "list each failpoint once, with all its actions", "failpoint %s is already listed at %s", f.Path, prev)
+	}
+	seen[f.Path] = at
+	if len(f.Actions) == 0 {
+		v.errorf(at, "add actions: [timeout, error]", "fault %s has no actions", f.Point)
+	}
+	names := make([]string, len(fuzzActions))
+	for i, a := range fuzzActions {
+		names[i] = string(a)
+	}
+	for j, a := range f.Actions {
+		if !fuzzAction(inject.Action(a)) {
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), didYouMean(a, names), "action %q cannot be fuzzed", a)
+		}
+	}
+	if f.Latency.IsZero() {
+		f.Latency = DurationRange{50 * time.Millisecond, 500 * time.Millisecond}
+	}
+	if f.Probability.IsZero() {
+		f.Probability = FloatRange{1, 1}
+	}
+	if len(f.Errors) == 0 {
+		f.Errors = []string{inject.DefaultErrorMessage}
+	}
+	if len(f.Statuses) == 0 {
+		f.Statuses = []int{503}
+	}
+	for j, code := range f.Statuses {
+		if code < 100 || code > 599 {
+			v.errorf(fmt.Sprintf("%s.statuses[%d]", at, j), "write an HTTP status such as 503", "status %d is not an HTTP status", code)
+		}
+	}
+	for j, msg := range f.Errors {
+		if strings.TrimSpace(msg) == "" {
+			v.errorf(fmt.Sprintf("%s.errors[%d]", at, j), "", "error message %d is empty", j+1)
+		} else if _, err := (inject.Fault{Action: inject.Error, Value: msg}).Term(f.Path); err != nil {
+			v.errorf(fmt.Sprintf("%s.errors[%d]", at, j), "", "%v", err)
+		}
+	}
+}
+
+// validateFuzzProxyFault checks a proxy of the fault space.
+func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[string]string) {
+	if f.Point != "" {
+		v.errorf(at, "split it into a point fault and a proxy fault", "a fuzz fault names a point or a proxy, not both")
+		return
+	}
+	var names []string
+	for _, p := range v.sc.Proxies {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, f.Proxy) {
+		hint := "declare it under proxies: [{name: " + f.Proxy + ", upstream: ...}]"
+		if len(names) > 0 {
+			hint = didYouMean(f.Proxy, names)
+		}
+		v.errorf(at+".proxy", hint, "no proxy named %q", f.Proxy)
+		return
+	}
+	f.Path = f.Name()
+	if prev, dup := seen[f.Path]; dup {
+		v.errorf(at+".proxy", "list each proxy once, with all its actions", "proxy %s is already listed at %s", f.Proxy, prev)
+	}
+	seen[f.Path] = at
+	if len(f.Actions) == 0 {
+		v.errorf(at, "add actions: [latency, reset_peer]", "fault %s has no actions", f.Path)
+	}
+	for j, a := range f.Actions {
+		if !slices.Contains(fuzzProxyActions, a) {
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), didYouMean(a, fuzzProxyActions), "proxy action %q cannot be fuzzed", a)
+		}
+	}
+	if len(f.Errors) > 0 || len(f.Statuses) > 0 {
+		v.errorf(at, "remove errors and statuses: a proxy fault has neither", "a proxy fault takes no errors or statuses")
+	}
+	if f.Latency.IsZero() {
+		f.Latency = DurationRange{50 * time.Millisecond, 500 * time.Millisecond}
+	}
+	if f.Latency.Min%time.Millisecond != 0 || f.Latency.Max%time.Millisecond != 0 {
+		v.errorf(at+".latency", "whole milliseconds, which toxiproxy counts in", "latency range %v has a fraction of a millisecond", f.Latency)
+	}
+	if f.Probability.IsZero() {
+		f.Probability = FloatRange{1, 1}
+	}
+}
+
+func fuzzAction(a inject.Action) bool {
+	for _, x := range fuzzActions {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// BundledFuzzNames lists the bundled fuzz scenarios by name (their file
+// names without .yaml).
+func BundledFuzzNames() []string {
+	files, _ := fs.Glob(scenarios.Fuzz, "fuzz/*.yaml")
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = strings.TrimSuffix(path.Base(f), ".yaml")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BundledFuzz loads the bundled fuzz scenario called name.
+func BundledFuzz(name string, opts Options) (*Scenario, error) {
+	file := "fuzz/" + name + ".yaml"
+	data, err := fs.ReadFile(scenarios.Fuzz, file)
+	if err != nil {
+		return nil, ErrorList{{File: name, Msg: "no bundled fuzz scenario of that name", Hint: didYouMean(name, BundledFuzzNames())}}
+	}
+	scs, err := loadFiles([]string{file}, func(string) ([]byte, error) { return data, nil }, opts)
+	if err != nil {
+		return nil, err
+	}
+	return scs[0], nil
+}
+
+// checkParse is the body of the loader's fuzz targets (FuzzParse for go
+// test -fuzz, Fuzz for go-fuzz): any bytes load as a valid scenario or fail
+// with errors that name the file and a line of it, never a panic. It
+// panics on a broken property and returns 1 for a valid scenario.
+func checkParse(data []byte) int {
+	const name = "fuzz.yaml"
+	sc, err := Parse(name, data, Options{})
+	if err != nil {
+		var l ErrorList
+		if !errors.As(err, &l) || len(l) == 0 {
+			panic(fmt.Sprintf("Parse failed with %T %v, not an ErrorList", err, err))
+		}
+		// The YAML decoder may place an error at the end of the input, on
+		// the line after the last, and counts a lone CR as a line break.
+		lines := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) + 2
+		for _, e := range l {
+			if e.File != name || e.Msg == "" || e.Line < 0 || e.Line > lines || e.Col < 0 {
+				panic(fmt.Sprintf("error %#v: want %s, a message and a line within the %d of the input", e, name, lines))
+			}
+			_ = e.Detail()
+		}
+		return 0
+	}
+	if sc.Name == "" || len(sc.Phases) == 0 || len(sc.Load.Requests) == 0 {
+		panic(fmt.Sprintf("valid scenario without a name, phases or requests: %+v", sc))
+	}
+	for _, p := range sc.Phases {
+		if p.Duration <= 0 || len(p.Effective.Requests) == 0 || (p.Effective.Rate.IsZero() && p.Effective.Pacer == nil) {
+			panic(fmt.Sprintf("valid scenario with phase %+v", p))
+		}
+		for _, f := range p.Faults {
+			if f.Kind() != PointKind {
+				continue
+			}
+			if f.Term == "" || inject.CheckTerm(f.Term) != nil {
+				panic(fmt.Sprintf("valid scenario with fault %+v and a term pingcap/failpoint refuses", f))
+			}
+		}
+	}
+	return 1
+}

@@ -1,0 +1,262 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MaxExpansion bounds how many values the in-turn templates of one string
+// may walk through together.
+const MaxExpansion = 1000000
+
+// partKind is what one piece of a template stands for.
+type partKind int
+
+const (
+	literal partKind = iota
+	rangeInTurn
+	choiceInTurn
+	rangeRandom
+	choiceRandom
+	sequence
+)
+
+type part struct {
+	kind    partKind
+	text    string // literal
+	lo, hi  int
+	choices []string
+}
+
+func (p part) size() int {
+	switch p.kind {
+	case rangeInTurn:
+		return p.hi - p.lo + 1
+	case choiceInTurn:
+		return len(p.choices)
+	}
+	return 1
+}
+
+// template is a string with {…} placeholders compiled.
+type template struct {
+	parts []part
+	// size is how many distinct strings the in-turn parts walk through.
+	size  uint64
+	plain bool
+}
+
+var (
+	rangeBody  = regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`)
+	braceGroup = regexp.MustCompile(`\{[^{}]*\}`)
+)
+
+// compileTemplate parses s. Braces that hold none of the template forms
+// (such as JSON in a body) are kept as they are.
+func compileTemplate(s string) (*template, error) {
+	t := &template{size: 1}
+	last := 0
+	for _, loc := range braceGroup.FindAllStringIndex(s, -1) {
+		inner := s[loc[0]+1 : loc[1]-1]
+		p, ok, err := parsePart(inner)
+		if err != nil {
+			return nil, fmt.Errorf("template %s in %q: %v", s[loc[0]:loc[1]], s, err)
+		}
+		if !ok {
+			continue
+		}
+		if loc[0] > last {
+			t.parts = append(t.parts, part{kind: literal, text: s[last:loc[0]]})
+		}
+		t.parts = append(t.parts, p)
+		last = loc[1]
+		t.size *= uint64(p.size())
+		if t.size > MaxExpansion {
+			return nil, fmt.Errorf("%q walks through more than %d values", s, MaxExpansion)
+		}
+	}
+	if last < len(s) {
+		t.parts = append(t.parts, part{kind: literal, text: s[last:]})
+	}
+	t.plain = len(t.parts) <= 1 && (len(t.parts) == 0 || t.parts[0].kind == literal)
+	return t, nil
+}
+
+func parsePart(inner string) (part, bool, error) {
+	if inner == "seq" {
+		return part{kind: sequence}, true, nil
+	}
+	random := false
+	if rest, ok := strings.CutPrefix(inner, "random:"); ok {
+		random, inner = true, rest
+	}
+	if m := rangeBody.FindStringSubmatch(inner); m != nil {
+		lo, err1 := strconv.Atoi(m[1])
+		hi, err2 := strconv.Atoi(m[2])
+		if err1 != nil || err2 != nil || hi < lo {
+			return part{}, false, fmt.Errorf("a range must go from low to high")
+		}
+		if hi-lo >= MaxExpansion {
+			return part{}, false, fmt.Errorf("a range may hold at most %d values", MaxExpansion)
+		}
+		if random {
+			return part{kind: rangeRandom, lo: lo, hi: hi}, true, nil
+		}
+		return part{kind: rangeInTurn, lo: lo, hi: hi}, true, nil
+	}
+	if strings.Contains(inner, "|") && !strings.ContainsAny(inner, "\"\n") {
+		kind := choiceInTurn
+		if random {
+			kind = choiceRandom
+		}
+		return part{kind: kind, choices: strings.Split(inner, "|")}, true, nil
+	}
+	if random {
+		return part{}, false, fmt.Errorf("random: takes a range such as 1..50 or choices such as a|b|c")
+	}
+	return part{}, false, nil
+}
+
+// render returns the n-th string of the template: in-turn parts count like
+// the digits of a number, the last one fastest; seq is the request's
+// sequence number.
+func (t *template) render(n, seq uint64, rnd *rand.Rand) string {
+	if t.plain {
+		if len(t.parts) == 0 {
+			return ""
+		}
+		return t.parts[0].text
+	}
+	n %= t.size
+	vals := make([]string, len(t.parts))
+	for i := len(t.parts) - 1; i >= 0; i-- {
+		p := t.parts[i]
+		switch p.kind {
+		case literal:
+			vals[i] = p.text
+		case rangeInTurn:
+			size := uint64(p.size())
+			vals[i] = strconv.Itoa(p.lo + int(n%size))
+			n /= size
+		case choiceInTurn:
+			size := uint64(p.size())
+			vals[i] = p.choices[n%size]
+			n /= size
+		case rangeRandom:
+			vals[i] = strconv.Itoa(p.lo + rnd.IntN(p.hi-p.lo+1))
+		case choiceRandom:
+			vals[i] = p.choices[rnd.IntN(len(p.choices))]
+		case sequence:
+			vals[i] = strconv.FormatUint(seq, 10)
+		}
+	}
+	return strings.Join(vals, "")
+}
+
+// Request is one concrete request a load generator sends.
+type Request struct {
+	Method  string
+	Path    string
+	Headers map[string]string
+	Body    []byte
+	Tags    []string
+}
+
+// Target returns the request's key in a timeline, e.g. "GET /products/7".
+func (r Request) Target() string { return r.Method + " " + r.Path }
+
+type compiledSpec struct {
+	method  string
+	path    *template
+	headers map[string]*template
+	body    *template
+	tags    []string
+	weight  int
+	n       uint64 // how many requests this spec has made
+	current int    // smooth weighted round-robin state
+}
+
+// Generator makes the requests of a load: specs are chosen by smooth
+// weighted round-robin (as nginx balances upstreams), so a 3:1 weighting
+// sends exactly three of one for each of the other, interleaved.
+type Generator struct {
+	mu    sync.Mutex
+	specs []*compiledSpec
+	total int
+	seq   *atomic.Uint64
+	rnd   *rand.Rand
+}
+
+// NewGenerator compiles the load's requests. seq numbers requests for {seq}
+// templates and may be shared between generators so numbers stay unique
+// across a run; nil gives the generator its own counter.
+func NewGenerator(l Load, seq *atomic.Uint64) (*Generator, error) {
+	if seq == nil {
+		seq = new(atomic.Uint64)
+	}
+	seed := uint64(l.Seed)
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	g := &Generator{seq: seq, rnd: rand.New(rand.NewPCG(seed, seed>>1|1))}
+	for _, s := range l.Requests {
+		c := &compiledSpec{method: s.Method, tags: s.Tags, weight: max(s.Weight, 1)}
+		var err error
+		if c.path, err = compileTemplate(s.Path); err != nil {
+			return nil, err
+		}
+		if c.body, err = compileTemplate(s.Body); err != nil {
+			return nil, err
+		}
+		for k, v := range s.Headers {
+			t, err := compileTemplate(v)
+			if err != nil {
+				return nil, err
+			}
+			if c.headers == nil {
+				c.headers = map[string]*template{}
+			}
+			c.headers[k] = t
+		}
+		g.specs = append(g.specs, c)
+		g.total += c.weight
+	}
+	if len(g.specs) == 0 {
+		return nil, fmt.Errorf("the load has no requests")
+	}
+	return g, nil
+}
+
+// Next returns the next request. It is safe for concurrent use.
+func (g *Generator) Next() Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var best *compiledSpec
+	for _, s := range g.specs {
+		s.current += s.weight
+		if best == nil || s.current > best.current {
+			best = s
+		}
+	}
+	best.current -= g.total
+	n := best.n
+	best.n++
+	seq := g.seq.Add(1)
+	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd), Tags: best.tags}
+	if b := best.body.render(n, seq, g.rnd); b != "" {
+		r.Body = []byte(b)
+	}
+	if len(best.headers) > 0 {
+		r.Headers = make(map[string]string, len(best.headers))
+		for k, t := range best.headers {
+			r.Headers[k] = t.render(n, seq, g.rnd)
+		}
+	}
+	return r
+}

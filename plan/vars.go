@@ -1,0 +1,166 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// varRef matches ${name} and the escape $$.
+var varRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+
+// shift records one substitution on a line, in 1-based columns.
+type shift struct {
+	origCol, origLen, newCol, newLen int
+}
+
+// colMap maps columns of the substituted text back to the original file.
+type colMap map[int][]shift
+
+// orig returns the column in the original text of col on line.
+func (m colMap) orig(line, col int) int {
+	delta := 0
+	for _, s := range m[line] {
+		switch {
+		case col >= s.newCol+s.newLen:
+			delta = s.origCol + s.origLen - (s.newCol + s.newLen)
+		case col >= s.newCol:
+			return s.origCol
+		default:
+			return col + delta
+		}
+	}
+	return col + delta
+}
+
+// substitute replaces every ${name} in data with values[name] and $$ with $.
+// Unknown names become errors at their position; used lists the names seen.
+func substitute(file string, data []byte, values map[string]string) ([]byte, colMap, map[string]bool, ErrorList) {
+	m := colMap{}
+	used := map[string]bool{}
+	var errs ErrorList
+	lines := bytes.Split(data, []byte("\n"))
+	// size is the length of the text with the substitutions so far; values
+	// used many times could make it far longer than the file.
+	size := len(data)
+	for i, line := range lines {
+		if !bytes.Contains(line, []byte("$")) {
+			continue
+		}
+		locs := varRef.FindAllSubmatchIndex(line, -1)
+		reps := make([]string, len(locs))
+		grow := 0
+		for j, loc := range locs {
+			rep := "$"
+			if loc[2] >= 0 {
+				name := string(line[loc[2]:loc[3]])
+				used[name] = true
+				v, ok := values[name]
+				if !ok {
+					errs = append(errs, &Error{File: file, Line: i + 1, Col: loc[0] + 1,
+						Msg: fmt.Sprintf("variable ${%s} has no value", name), Hint: varHint(name, values), unresolved: true})
+					// Blanked out as when the vars were read, so that
+					// the rest of the file can still be checked.
+					v = strings.Repeat("x", loc[1]-loc[0])
+				}
+				rep = v
+			}
+			reps[j] = rep
+			grow += len(rep) - (loc[1] - loc[0])
+		}
+		// The line is built only once its length is known to keep the
+		// text within the bound.
+		if size += grow; size > MaxFile {
+			errs = append(errs, &Error{File: file, Line: i + 1, Col: 1,
+				Msg:  fmt.Sprintf("with its variables filled in, the file is larger than the %s a scenario file may hold", mib(MaxFile)),
+				Hint: "use long values fewer times, or move large request bodies to body_file"})
+			return data, colMap{}, used, errs
+		}
+		out := make([]byte, 0, len(line)+grow)
+		last, shifted := 0, 0
+		for j, loc := range locs {
+			rep := reps[j]
+			out = append(out, line[last:loc[0]]...)
+			m[i+1] = append(m[i+1], shift{origCol: loc[0] + 1, origLen: loc[1] - loc[0], newCol: loc[0] + 1 + shifted, newLen: len(rep)})
+			shifted += len(rep) - (loc[1] - loc[0])
+			out = append(out, rep...)
+			last = loc[1]
+		}
+		lines[i] = append(out, line[last:]...)
+	}
+	return bytes.Join(lines, []byte("\n")), m, used, errs
+}
+
+func varHint(name string, values map[string]string) string {
+	names := make([]string, 0, len(values))
+	for n := range values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if h := didYouMean(name, names); strings.HasPrefix(h, "did you mean") {
+		return h
+	}
+	return fmt.Sprintf("declare it under vars: or pass --var %s=VALUE", name)
+}
+
+// declaredVars reads the top-level vars mapping of a parsed file. Values
+// must be plain scalars.
+func declaredVars(file string, f *ast.File, orig []byte) (map[string]string, ErrorList) {
+	lines := bytes.Split(orig, []byte("\n"))
+	out := map[string]string{}
+	if len(f.Docs) == 0 || f.Docs[0] == nil {
+		return out, nil
+	}
+	root, ok := f.Docs[0].Body.(*ast.MappingNode)
+	if !ok {
+		return out, nil
+	}
+	var errs ErrorList
+	for _, mv := range root.Values {
+		if mv.Key.String() != "vars" {
+			continue
+		}
+		if _, isNull := mv.Value.(*ast.NullNode); isNull {
+			continue
+		}
+		vm, ok := mv.Value.(*ast.MappingNode)
+		if !ok {
+			tk := mv.Value.GetToken()
+			errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column, Msg: "vars must be a mapping of names to values", Hint: "write vars: {rate: 200/s}"})
+			continue
+		}
+		for _, v := range vm.Values {
+			s, ok := scalar(v.Value)
+			if !ok {
+				if _, null := v.Value.(*ast.NullNode); null {
+					s, ok = "", true
+				} else if b, isBool := v.Value.(*ast.BoolNode); isBool {
+					s, ok = b.GetToken().Value, true
+				}
+			}
+			if !ok {
+				tk := v.Value.GetToken()
+				errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column, Msg: fmt.Sprintf("var %s must be a plain value", v.Key.String())})
+				continue
+			}
+			// A value was read with its ${name} references blanked out:
+			// vars do not refer to one another.
+			if tk := v.Value.GetToken(); tk != nil && tk.Position.Line-1 < len(lines) {
+				line := lines[tk.Position.Line-1]
+				if c := tk.Position.Column - 1; c >= 0 && c < len(line) && varRef.Match(bytes.ReplaceAll(line[c:], []byte("$$"), nil)) {
+					errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column,
+						Msg: fmt.Sprintf("var %s uses another variable", v.Key.String()), Hint: "give vars plain values; combine them where they are used"})
+					continue
+				}
+			}
+			// The file's text escapes a literal $ as $$, values under vars
+			// included; they are read before substitution, so unescape here.
+			out[v.Key.String()] = strings.ReplaceAll(s, "$$", "$")
+		}
+	}
+	return out, errs
+}

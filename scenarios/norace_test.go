@@ -1,5 +1,0 @@
-//go:build !race
-
-package scenarios
-
-const raceEnabled = false

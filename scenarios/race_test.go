@@ -1,6 +1,0 @@
-//go:build race
-
-package scenarios
-
-// raceEnabled says the race detector is on: it slows code several times.
-const raceEnabled = true
