@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -61,22 +62,69 @@ func checkTerm(data []byte) int {
 		panic(fmt.Sprintf("%+v: term %q does not fire: %v", f, term, err))
 	}
 	s, _ := v.(string)
-	at, body, _ := strings.Cut(s, pointSep)
-	want := map[Action]string{Timeout: valueTimeout, Error: prefixError + f.Value, Panic: prefixPanic + f.Value, Status: prefixStatus + f.Value}[f.Action]
-	switch {
-	case f.Action == Error && f.Value == "":
-		want = prefixError + DefaultErrorMessage
-	case f.Action == Panic && f.Value == "":
-		want = prefixPanic + "injected panic"
-	case f.Action == Latency:
-		d, _ := time.ParseDuration(f.Value)
-		want = prefixDelay + d.String()
-	case f.Action == Status:
-		code, _ := strconv.Atoi(f.Value)
-		want = prefixStatus + strconv.Itoa(code)
+	want, err := markerValue(f)
+	if err != nil {
+		panic(fmt.Sprintf("%+v: %v", f, err))
 	}
-	if at != point || body != want {
+	if s != point+pointSep+want {
 		panic(fmt.Sprintf("%+v: term %q hands the marker %q, want %q", f, term, s, point+pointSep+want))
 	}
+	// What the marker reads back is the same fault.
+	switch got := fireNow(v).(type) {
+	case *GRPCStatusError:
+		code, msg, _ := ParseGRPCStatus(f.Value)
+		if f.Action != GRPC || got.Code != code || got.Message != msg {
+			panic(fmt.Sprintf("%+v: the marker reads %v, want code %d message %q", f, got, code, msg))
+		}
+	case *StatusError:
+		if code, _ := strconv.Atoi(f.Value); f.Action != Status || got.Code != code {
+			panic(fmt.Sprintf("%+v: the marker reads %v, want status %d", f, got, code))
+		}
+	}
 	return 1
+}
+
+// markerValue is the value, after the failpoint's path, that the term of f
+// must hand its marker. Its switch names every action, so that an action
+// added to Actions without a case here fails the fuzz check at its first
+// input instead of comparing against an empty expectation.
+func markerValue(f Fault) (string, error) {
+	switch f.Action {
+	case Timeout:
+		return valueTimeout, nil
+	case Error:
+		if f.Value == "" {
+			return prefixError + DefaultErrorMessage, nil
+		}
+		return prefixError + f.Value, nil
+	case Latency:
+		d, _ := time.ParseDuration(f.Value)
+		return prefixDelay + d.String(), nil
+	case Panic:
+		if f.Value == "" {
+			return prefixPanic + "injected panic", nil
+		}
+		return prefixPanic + f.Value, nil
+	case Status:
+		code, _ := strconv.Atoi(f.Value)
+		return prefixStatus + strconv.Itoa(code), nil
+	case GRPC:
+		code, msg, err := ParseGRPCStatus(f.Value)
+		if err != nil {
+			return "", err
+		}
+		return prefixGRPC + strconv.FormatUint(uint64(code), 10) + ":" + msg, nil
+	}
+	return "", fmt.Errorf("the fuzz check has no expected marker value for action %q", f.Action)
+}
+
+// fireNow runs Fire on v for the actions that answer at once (error,
+// status, grpc) and returns nil for the others, which wait or panic.
+func fireNow(v any) error {
+	s, _ := v.(string)
+	_, body, _ := strings.Cut(s, pointSep)
+	if !strings.HasPrefix(body, prefixError) && !strings.HasPrefix(body, prefixStatus) && !strings.HasPrefix(body, prefixGRPC) {
+		return nil
+	}
+	return Fire(context.Background(), v)
 }
