@@ -85,6 +85,10 @@
 //
 // Coming from hystrix-go: command.ConfigureCommand(name, command.Config{...})
 // and command.Go(ctx, name, run, fallback), whose channel gets the error.
+// As hystrix's, a command answers at its timeout even when run ignores its
+// context (timeout mode Abandon: the late result is discarded, the breaker
+// counts a timeout, the abandoned calls still running are bounded and
+// exported); Config.Cooperative waits for run instead.
 //
 // Over HTTP: httpx.Breaker(cb, httpx.ServerOptions{}) is middleware for a
 // route (503 and Retry-After while open); httpx.BreakerTransport is a
@@ -107,7 +111,9 @@
 // while it is open no attempt at all is made. The bulkhead holds one slot
 // for the whole call, retries included, so the dependency never sees more
 // than its limit. The timeout bounds the whole call, retries and backoff
-// included (a per-attempt timeout is an option of retry). Pipeline applies
+// included (a per-attempt timeout is an option of retry). A timeout in
+// mode Abandon answers at the deadline whatever the work does; the default,
+// Cooperative, ends the context there and waits for the work. Pipeline applies
 // the policies it has fields for; it is the one place that knows the order.
 //
 // # What composition costs

@@ -99,6 +99,20 @@ type TimeLimit interface {
 	End(ctx context.Context, err error) error
 }
 
+// Abandoner is a TimeLimit that can answer a call at its deadline whatever
+// the work does, leaving the work to run on: a *timeout.Timeout in mode
+// Abandon is one. Pipeline runs the call (retries and hedges included)
+// through Run when Abandons reports true, and through Begin and End
+// otherwise.
+type Abandoner interface {
+	TimeLimit
+	// Abandons reports whether calls go through Run.
+	Abandons() bool
+	// Run runs fn on a goroutine of its own under the call's deadline and
+	// returns its error, or at the deadline a timeout error (fn runs on).
+	Run(ctx context.Context, fn func(context.Context) error) error
+}
+
 // Attempt is where a call stands in its retries.
 type Attempt struct {
 	// N numbers the attempt, from 1 for the first.
@@ -275,6 +289,19 @@ func (p *Pipeline[K, T]) timed(ctx context.Context, fn func(context.Context) (T,
 	tl := p.Timeout
 	if tl == nil {
 		return p.retried(ctx, fn)
+	}
+	if a, ok := tl.(Abandoner); ok && a.Abandons() {
+		var v T
+		err := a.Run(ctx, func(ctx context.Context) error {
+			var err error
+			v, err = p.retried(ctx, fn)
+			return err
+		})
+		if err != nil {
+			var zero T // v may still be written by the abandoned work
+			return zero, err
+		}
+		return v, nil
 	}
 	tctx := tl.Begin(ctx)
 	v, err := p.retried(tctx, fn)

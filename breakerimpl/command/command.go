@@ -16,9 +16,16 @@
 // rule (ErrorPercentThreshold of at least RequestVolumeThreshold calls over
 // a 10-second window opens it for SleepWindow), a semaphore bulkhead of
 // MaxConcurrentRequests, and a Timeout; the names and defaults are
-// hystrix-go's. Unlike hystrix-go's, a timed-out call is cancelled through
-// its context, not abandoned on a goroutine that runs on: Go's channel
-// receives the error once run has returned.
+// hystrix-go's. As in hystrix-go, a call is answered at its timeout
+// whatever run does: run goes on a goroutine of its own, and at the
+// deadline Do returns timeout.ErrTimeout (or the fallback's answer), the
+// breaker counts a failure, and run is abandoned, its context done and
+// its late result discarded. Unlike hystrix-go, the abandoned calls still
+// running are bounded (Config.MaxAbandoned; past it calls are refused at
+// once) and counted (Command.Timeout().Snapshot(), and prompolicy's
+// abandoned-calls gauge). Config.Cooperative instead waits for run to
+// return, which it must do when its context is done, and leaves no
+// goroutine behind.
 //
 // The package-level functions use DefaultRegistry; a service that wants
 // its own set (tests do) makes a Registry.
@@ -66,6 +73,14 @@ type Config struct {
 	// ErrorPercentThreshold is the share of failed calls, in percent, that
 	// opens the breaker.
 	ErrorPercentThreshold int
+	// Cooperative makes a call that runs past its timeout wait for run to
+	// return (run must heed its context) instead of answering at the
+	// deadline (timeout.Cooperative rather than timeout.Abandon).
+	Cooperative bool
+	// MaxAbandoned bounds the timed-out calls whose run still runs; past it
+	// a call is refused at once (timeout.ErrAbandonedFull, a rejection) and
+	// its fallback runs. Zero means timeout.DefaultMaxAbandoned.
+	MaxAbandoned int
 }
 
 func (c Config) withDefaults() Config {
@@ -189,7 +204,11 @@ func (c *Command) install(cfg Config) {
 	rn := &runner{cfg: cfg}
 	rn.pipe.Breaker = c.breaker
 	rn.pipe.Bulkhead = bulkhead.New(bulkhead.Settings{Name: c.name, MaxConcurrent: cfg.MaxConcurrentRequests, Clock: c.clock})
-	rn.pipe.Timeout = timeout.New(timeout.Settings{Name: c.name, Timeout: cfg.Timeout, Clock: c.clock})
+	mode := timeout.Abandon
+	if cfg.Cooperative {
+		mode = timeout.Cooperative
+	}
+	rn.pipe.Timeout = timeout.New(timeout.Settings{Name: c.name, Timeout: cfg.Timeout, Clock: c.clock, Mode: mode, MaxAbandoned: cfg.MaxAbandoned})
 	c.run.Store(rn)
 }
 
@@ -214,6 +233,12 @@ func (c *Command) Breaker() *circuitbreaker.Breaker { return c.breaker }
 // Bulkhead returns the command's bulkhead in force, for metrics.
 func (c *Command) Bulkhead() *bulkhead.Bulkhead {
 	return c.run.Load().pipe.Bulkhead.(*bulkhead.Bulkhead)
+}
+
+// Timeout returns the command's timeout in force, for metrics
+// (prompolicy.Collector.AddTimeout) and its abandoned calls.
+func (c *Command) Timeout() *timeout.Timeout {
+	return c.run.Load().pipe.Timeout.(*timeout.Timeout)
 }
 
 // Do runs run(ctx) under the command's breaker, bulkhead and timeout, and

@@ -13,6 +13,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/command"
+	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -154,5 +155,63 @@ func TestDefaultRegistry(t *testing.T) {
 	}
 	if c := command.DefaultRegistry.Command("default-registry-test").Config(); c.Timeout != time.Minute {
 		t.Fatalf("config %+v", c)
+	}
+}
+
+// A run that ignores its context for 400 ms under a 50 ms timeout: Do
+// answers with a timeout at the deadline, the breaker counts a failure and
+// the fallback runs; the abandoned run is counted until it returns.
+func TestTimeoutAnswersAtDeadlineWhateverRunDoes(t *testing.T) {
+	reg := &command.Registry{}
+	reg.Configure("slow", command.Config{Timeout: 50 * time.Millisecond})
+	cmd := reg.Command("slow")
+	finished := make(chan struct{})
+	run := func(context.Context) error {
+		defer close(finished)
+		time.Sleep(400 * time.Millisecond) // heeds no context
+		return nil
+	}
+	var seen error
+	fallback := func(_ context.Context, err error) error { seen = err; return err }
+	start := time.Now()
+	err := cmd.Do(context.Background(), run, fallback)
+	took := time.Since(start)
+	if !errors.Is(err, timeout.ErrTimeout) || !errors.Is(seen, timeout.ErrTimeout) {
+		t.Fatalf("Do: %v, fallback given %v; want timeout.ErrTimeout for both", err, seen)
+	}
+	if took > 60*time.Millisecond {
+		t.Errorf("Do answered after %v, want within 60ms of a 50ms timeout", took)
+	}
+	if s := cmd.Breaker().Snapshot(); s.Failures != 1 || s.Successes != 0 {
+		t.Errorf("breaker counted %d failures and %d successes, want 1 and 0", s.Failures, s.Successes)
+	}
+	if s := cmd.Timeout().Snapshot(); s.Abandoned != 1 || s.AbandonedTotal != 1 || s.TimedOut != 1 {
+		t.Errorf("timeout snapshot %+v, want 1 abandoned running, 1 in all, 1 timed out", s)
+	}
+	<-finished
+	waitFor(t, func() bool { return cmd.Timeout().Snapshot().Abandoned == 0 })
+}
+
+// Config.Cooperative waits for run, as before: the same run holds Do for
+// its 400 ms, and its success counts as one.
+func TestCooperativeTimeoutWaitsForRun(t *testing.T) {
+	reg := &command.Registry{}
+	reg.Configure("slow", command.Config{Timeout: 50 * time.Millisecond, Cooperative: true})
+	start := time.Now()
+	err := reg.Command("slow").Do(context.Background(), func(context.Context) error {
+		time.Sleep(400 * time.Millisecond)
+		return nil
+	}, nil)
+	if err != nil || time.Since(start) < 400*time.Millisecond {
+		t.Fatalf("Do: %v after %v, want nil after the run's 400ms", err, time.Since(start))
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
 	}
 }

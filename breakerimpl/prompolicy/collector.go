@@ -26,6 +26,8 @@
 //	retry_budget_window_calls, retry_budget_window_retries,
 //	retry_budget_ratio                                                {retry}, with a budget only
 //	timeout_seconds, timeout_timed_out_total                          {timeout}
+//	timeout_abandoned_calls, timeout_abandoned_total,
+//	timeout_abandon_refused_total                                     {timeout}, abandon mode
 //	shedder_cpu_ratio, shedder_cpu_threshold_ratio, shedder_in_flight,
 //	shedder_in_flight_limit, shedder_min_rt_seconds, shedder_dropping,
 //	shedder_dropped_total                                             {shedder}
@@ -84,7 +86,7 @@ type Collector struct {
 
 	bhInFlight, bhWaiting, bhMax, bhRejections                                                          *prometheus.Desc
 	rtRetries, rtGaveUp, rtMaxAttempts, rtDenied, rtWinCalls, rtWinRetries, rtRatio                     *prometheus.Desc
-	toSeconds, toTimedOut                                                                               *prometheus.Desc
+	toSeconds, toTimedOut, toAbandoned, toAbandonedTotal, toAbandonRefused                              *prometheus.Desc
 	shCPU, shThreshold, shInFlight, shLimit, shMinRT, shDropping, shDropped                             *prometheus.Desc
 	rlLimit, rlAvailable, rlRejections                                                                  *prometheus.Desc
 	hScore, hThreshold, hHealthy, hP95, hErrors, hConnErrors, hRequests, hRefused, hChanges, hComponent *prometheus.Desc
@@ -115,6 +117,9 @@ func New(namespace string) *Collector {
 
 	c.toSeconds = d("timeout", "seconds", "The timeout of a call.", "timeout")
 	c.toTimedOut = d("timeout", "timed_out_total", "Calls that ran past their deadline.", "timeout")
+	c.toAbandoned = d("timeout", "abandoned_calls", "Calls answered at their deadline whose work still runs (abandon mode).", "timeout")
+	c.toAbandonedTotal = d("timeout", "abandoned_total", "Calls answered at their deadline and left to run (abandon mode).", "timeout")
+	c.toAbandonRefused = d("timeout", "abandon_refused_total", "Calls refused because too many abandoned calls still ran (abandon mode).", "timeout")
 
 	c.shCPU = d("shedder", "cpu_ratio", "CPU usage the shedder sees, as a share of the CPU the process may use.", "shedder")
 	c.shThreshold = d("shedder", "cpu_threshold_ratio", "CPU usage over which the shedder may drop.", "shedder")
@@ -233,6 +238,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		s := t.Snapshot()
 		gauge(c.toSeconds, s.Timeout.Seconds(), s.Name)
 		counter(c.toTimedOut, s.TimedOut, s.Name)
+		if s.Mode == timeout.Abandon {
+			gauge(c.toAbandoned, float64(s.Abandoned), s.Name)
+			counter(c.toAbandonedTotal, s.AbandonedTotal, s.Name)
+			counter(c.toAbandonRefused, s.AbandonRefused, s.Name)
+		}
 	}
 	for _, sh := range shedders {
 		s := sh.Snapshot()

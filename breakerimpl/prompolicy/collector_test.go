@@ -54,6 +54,22 @@ func registry(t *testing.T) *prometheus.Registry {
 	retry.Execute(ctx, rt, func(context.Context) (int, error) { return 0, errDown })
 
 	to := timeout.New(timeout.Settings{Name: "recs", Timeout: 250 * time.Millisecond, Clock: clk})
+	// One call abandoned at its deadline, its work still running until
+	// the test ends.
+	abClock := clock.NewFake(time.Time{})
+	toAb := timeout.New(timeout.Settings{Name: "payments", Timeout: time.Second, Slack: -1, Clock: abClock, Mode: timeout.Abandon})
+	release, returned, answered := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	t.Cleanup(func() { close(release); <-returned })
+	go func() {
+		answered <- toAb.Run(ctx, func(context.Context) error { defer close(returned); <-release; return nil })
+	}()
+	for abClock.Timers() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	abClock.Advance(time.Second)
+	if err := <-answered; !errors.Is(err, timeout.ErrTimeout) {
+		t.Fatalf("abandon-mode call: %v, want a timeout", err)
+	}
 	sh := shed.New(shed.Settings{Name: "search", CPU: cpu(0.5), Clock: clk})
 	t.Cleanup(sh.Close)
 	tb := ratelimit.NewTokenBucket(ratelimit.TokenSettings{Name: "search", Rate: 10, Burst: 1, Clock: clk})
@@ -77,7 +93,7 @@ func registry(t *testing.T) *prometheus.Registry {
 	c := prompolicy.New("shop")
 	c.AddBulkhead(bh)
 	c.AddRetry(rt)
-	c.AddTimeout(to)
+	c.AddTimeout(to, toAb)
 	c.AddShedder(sh)
 	c.AddLimiter(tb)
 	c.AddHealth(score)
@@ -102,7 +118,11 @@ shop_retry_retries_total{retry="recs"} 0
 shop_retry_budget_denied_total{retry="recs"} 1
 # HELP shop_timeout_seconds The timeout of a call.
 # TYPE shop_timeout_seconds gauge
+shop_timeout_seconds{timeout="payments"} 1
 shop_timeout_seconds{timeout="recs"} 0.25
+# HELP shop_timeout_abandoned_calls Calls answered at their deadline whose work still runs (abandon mode).
+# TYPE shop_timeout_abandoned_calls gauge
+shop_timeout_abandoned_calls{timeout="payments"} 1
 # HELP shop_rate_limiter_rejections_total Calls the limiter refused.
 # TYPE shop_rate_limiter_rejections_total counter
 shop_rate_limiter_rejections_total{kind="token-bucket",limiter="search"} 1
@@ -128,7 +148,7 @@ shop_circuit_breaker_state{breaker="db",state="closed"} 1
 shop_circuit_breaker_state{breaker="db",state="half_open"} 0
 shop_circuit_breaker_state{breaker="db",state="open"} 0
 `
-	names := []string{"shop_bulkhead_rejections_total", "shop_retry_retries_total", "shop_retry_budget_denied_total", "shop_timeout_seconds", "shop_rate_limiter_rejections_total",
+	names := []string{"shop_bulkhead_rejections_total", "shop_retry_retries_total", "shop_retry_budget_denied_total", "shop_timeout_seconds", "shop_timeout_abandoned_calls", "shop_rate_limiter_rejections_total",
 		"shop_health_healthy", "shop_health_error_ratio", "shop_degrade_switch_engaged", "shop_degrade_switch_refused_total",
 		"shop_pipeline_results_total", "shop_circuit_breaker_state"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {

@@ -29,6 +29,23 @@
 // cancelled when the call ends; work that never waits on the context pays
 // nothing for that. Work must not use the context after the call returns:
 // it ends then or at the deadline.
+//
+// # Modes
+//
+// The mode above, Cooperative, is the default: the caller gets its answer
+// when the work returns, which is at the deadline only if the work heeds
+// its context. Work that does not (a library call with no context, a busy
+// loop, a cgo call) holds the caller as long as it runs. Mode Abandon
+// answers at the deadline whatever the work does, as hystrix-go's timeout
+// and resilience4j's TimeLimiter do: the work runs on a goroutine of its
+// own; at the deadline the caller gets ErrTimeout and the work is
+// abandoned (its context is done, its late result discarded). Abandoned
+// calls still running are counted (Snapshot.Abandoned, a gauge) and
+// bounded by Settings.MaxAbandoned: while that many run on, new calls are
+// refused at once with ErrAbandonedFull, so that a dependency that hangs
+// cannot pile up goroutines without end. An abandoned call costs a
+// goroutine and its stack until the work returns; the mode costs a
+// goroutine and a channel per call even when the work is quick.
 package timeout
 
 import (
@@ -38,6 +55,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 )
 
@@ -53,9 +71,45 @@ func (timeoutError) Unwrap() error   { return context.DeadlineExceeded }
 func (timeoutError) Timeout() bool   { return true } // as net.Error
 func (timeoutError) Temporary() bool { return true }
 
+// ErrAbandonedFull is the error of a call an Abandon-mode Timeout refused
+// because Settings.MaxAbandoned abandoned calls still run. It matches
+// breakerimpl.ErrRejected with errors.Is (Reason "rejected").
+var ErrAbandonedFull error = abandonedFullError{}
+
+type abandonedFullError struct{}
+
+func (abandonedFullError) Error() string {
+	return "timeout: call refused, too many abandoned calls still run"
+}
+func (abandonedFullError) Unwrap() error { return breakerimpl.ErrRejected }
+
 // DefaultTimeout is the Timeout of Settings that leave it zero (hystrix's
 // default).
 const DefaultTimeout = time.Second
+
+// DefaultMaxAbandoned is the MaxAbandoned of Settings that leave it zero.
+const DefaultMaxAbandoned = 100
+
+// Mode says what a Timeout does at a call's deadline.
+type Mode uint8
+
+const (
+	// Cooperative ends the call's context at the deadline and waits for
+	// the work to return: the caller is answered when the work heeds its
+	// context. No goroutine is left behind.
+	Cooperative Mode = iota
+	// Abandon answers the caller at the deadline with ErrTimeout whatever
+	// the work does; the work runs on, abandoned, its result discarded.
+	Abandon
+)
+
+// String returns "cooperative" or "abandon".
+func (m Mode) String() string {
+	if m == Abandon {
+		return "abandon"
+	}
+	return "cooperative"
+}
 
 // Settings configures a Timeout. The zero value bounds calls to
 // DefaultTimeout.
@@ -70,6 +124,12 @@ const DefaultTimeout = time.Second
 // millisecond (the resolution of the default clock); below zero means
 // calls share a timer only when they start at the same clock reading.
 //
+// Mode is Cooperative (the zero value) or Abandon; see the package doc.
+//
+// MaxAbandoned bounds, in Abandon mode, the abandoned calls still running:
+// while that many run on, a new call is refused at once with
+// ErrAbandonedFull. Zero or less means DefaultMaxAbandoned.
+//
 // OnEvent is called when a call times out, on the caller's goroutine. Nil
 // means no one is told.
 //
@@ -79,8 +139,11 @@ type Settings struct {
 	Name    string
 	Timeout time.Duration
 	Slack   time.Duration
-	OnEvent func(Event)
-	Clock   clock.Clock
+	Mode    Mode
+	// MaxAbandoned: see above.
+	MaxAbandoned int
+	OnEvent      func(Event)
+	Clock        clock.Clock
 }
 
 // Event is published to Settings.OnEvent when a call times out.
@@ -106,6 +169,12 @@ type Snapshot struct {
 	Name     string
 	Timeout  time.Duration
 	TimedOut uint64 // calls that ran past their deadline, since creation
+	Mode     Mode
+	// Abandoned is the abandoned calls still running (Abandon mode), now.
+	Abandoned int64
+	// AbandonedTotal counts the calls abandoned since creation, and
+	// AbandonRefused the calls refused with ErrAbandonedFull.
+	AbandonedTotal, AbandonRefused uint64
 }
 
 // Timeout bounds calls. Make one with New; it is safe for concurrent use.
@@ -115,6 +184,12 @@ type Timeout struct {
 	slack   int64
 	onEvent func(Event)
 	clock   clock.Clock
+	mode    Mode
+	maxAb   int64
+
+	abandoned      atomic.Int64
+	abandonedTotal atomic.Uint64
+	abandonRefused atomic.Uint64
 
 	cur      atomic.Pointer[deadline] // the deadline new calls share
 	mu       sync.Mutex               // serialises making deadlines
@@ -136,9 +211,12 @@ func New(s Settings) *Timeout {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
+	if s.MaxAbandoned <= 0 {
+		s.MaxAbandoned = DefaultMaxAbandoned
+	}
 	return &Timeout{
 		name: s.Name, d: int64(s.Timeout), slack: int64(s.Slack),
-		onEvent: s.OnEvent, clock: s.Clock,
+		onEvent: s.OnEvent, clock: s.Clock, mode: s.Mode, maxAb: int64(s.MaxAbandoned),
 	}
 }
 
@@ -194,6 +272,12 @@ func (t *Timeout) End(ctx context.Context, err error) error {
 	if err == nil || !c.d.expired() || c.Context.Err() != nil {
 		return err
 	}
+	return t.timedOutWith(err)
+}
+
+// timedOutWith counts a timeout, wraps err into ErrTimeout and tells
+// OnEvent.
+func (t *Timeout) timedOutWith(err error) error {
 	t.timedOut.Add(1)
 	err = fmt.Errorf("%w after %v: %w", ErrTimeout, time.Duration(t.d), err)
 	if t.onEvent != nil {
@@ -204,14 +288,122 @@ func (t *Timeout) End(ctx context.Context, err error) error {
 
 // Snapshot returns the timeout's counts now.
 func (t *Timeout) Snapshot() Snapshot {
-	return Snapshot{Name: t.name, Timeout: time.Duration(t.d), TimedOut: t.timedOut.Load()}
+	return Snapshot{
+		Name: t.name, Timeout: time.Duration(t.d), TimedOut: t.timedOut.Load(), Mode: t.mode,
+		Abandoned: t.abandoned.Load(), AbandonedTotal: t.abandonedTotal.Load(), AbandonRefused: t.abandonRefused.Load(),
+	}
 }
 
-// Execute runs fn with a context that ends at the call's deadline, waits
-// for it to return, and returns its result; a failure after the deadline is
-// ErrTimeout (wrapped with fn's error). fn must return when its context is
-// done.
+// Mode returns Settings.Mode.
+func (t *Timeout) Mode() Mode { return t.mode }
+
+// Abandons reports whether the Timeout answers at the deadline whatever
+// the work does (Mode Abandon). breakerimpl.Pipeline asks it, and then
+// runs the call through Run.
+func (t *Timeout) Abandons() bool { return t.mode == Abandon }
+
+// errAbandoned is the work's error of a call answered at its deadline.
+var errAbandoned = fmt.Errorf("the work did not return and was abandoned")
+
+// Run runs fn under the Timeout in Abandon mode: on a goroutine of its
+// own, with the context Begin gives. It returns fn's error (as End would)
+// if fn returns first, and at the deadline ErrTimeout, leaving fn to run
+// on; if ctx ends first, ctx's error. A panic in fn is raised again on the
+// caller's goroutine when the caller is still waiting, and dropped when fn
+// was abandoned. In Cooperative mode Run calls fn on the caller's goroutine,
+// as Execute does.
+//
+// fn must not hand the caller anything through memory after Run returned
+// with an error: the caller no longer waits for it.
+func (t *Timeout) Run(ctx context.Context, fn func(context.Context) error) error {
+	if t.mode != Abandon {
+		cctx := t.Begin(ctx)
+		return t.End(cctx, fn(cctx))
+	}
+	if t.abandoned.Load() >= t.maxAb {
+		t.abandonRefused.Add(1)
+		return ErrAbandonedFull
+	}
+	cctx := t.Begin(ctx)
+	c := &abandonable{done: make(chan struct{})}
+	go c.run(t, cctx, fn)
+	select {
+	case <-c.done:
+	case <-cctx.Done():
+		// Count the call abandoned before claiming it, so that the gauge
+		// never dips below zero when the work returns at once.
+		t.abandoned.Add(1)
+		if c.state.CompareAndSwap(running, abandoned) {
+			t.abandonedTotal.Add(1)
+			if ctx.Err() != nil {
+				return ctx.Err() // the caller's own context ended first
+			}
+			return t.timedOutWith(errAbandoned)
+		}
+		t.abandoned.Add(-1) // the work returned meanwhile
+		<-c.done
+	}
+	if c.panicked {
+		panic(c.panicValue)
+	}
+	return t.End(cctx, c.err)
+}
+
+// The states of an abandonable call.
+const (
+	running int32 = iota
+	returned
+	abandoned
+)
+
+// abandonable is one call of Run in Abandon mode: whichever of the work
+// and the deadline comes first claims it.
+type abandonable struct {
+	state      atomic.Int32
+	done       chan struct{}
+	err        error
+	panicked   bool
+	panicValue any
+}
+
+func (c *abandonable) run(t *Timeout, ctx context.Context, fn func(context.Context) error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.panicked, c.panicValue = true, r
+		}
+		if c.state.CompareAndSwap(running, returned) {
+			close(c.done)
+			return
+		}
+		// Abandoned: nobody reads the result. Release what the call's
+		// context holds, and the place it took under MaxAbandoned.
+		if cc, ok := ctx.(*callContext); ok && cc != cc.d.background {
+			cc.finish()
+		}
+		t.abandoned.Add(-1)
+	}()
+	c.err = fn(ctx)
+}
+
+// Execute runs fn with a context that ends at the call's deadline and
+// returns its result; a failure after the deadline is ErrTimeout (wrapped
+// with fn's error). In Cooperative mode it waits for fn to return, so fn
+// must return when its context is done; in Abandon mode it answers at the
+// deadline with the zero value and ErrTimeout (see Run).
 func Execute[T any](ctx context.Context, t *Timeout, fn func(context.Context) (T, error)) (T, error) {
+	if t.mode == Abandon {
+		var v T
+		err := t.Run(ctx, func(ctx context.Context) error {
+			var err error
+			v, err = fn(ctx)
+			return err
+		})
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return v, nil
+	}
 	cctx := t.Begin(ctx)
 	v, err := fn(cctx)
 	return v, t.End(cctx, err)

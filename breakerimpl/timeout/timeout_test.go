@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
@@ -310,4 +311,80 @@ func TestEveryCallGetsAContextOfItsOwn(t *testing.T) {
 		}
 	}
 	clk.Advance(2 * time.Second)
+}
+
+// In Abandon mode a call is answered at its deadline while its work runs
+// on; the abandoned calls still running are counted, and past
+// MaxAbandoned new calls are refused at once; a call whose work returns in
+// time is answered with the work's result; a panic reaches the caller.
+func TestAbandonAnswersAtTheDeadlineAndBoundsAbandonedWork(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	tm := timeout.New(timeout.Settings{Timeout: time.Second, Slack: -1, Clock: clk, Mode: timeout.Abandon, MaxAbandoned: 2})
+	release := make(chan struct{})
+	stuck := func(context.Context) (int, error) { <-release; return 7, nil } // heeds no context
+	for i := range 2 {
+		done := run(context.Background(), tm, stuck)
+		waitUntil(t, func() bool { return clk.Timers() > 0 })
+		clk.Advance(time.Second)
+		if err := <-done; !errors.Is(err, timeout.ErrTimeout) {
+			t.Fatalf("call %d: %v, want ErrTimeout at the deadline", i, err)
+		}
+	}
+	if s := tm.Snapshot(); s.Abandoned != 2 || s.AbandonedTotal != 2 || s.TimedOut != 2 || s.Mode != timeout.Abandon {
+		t.Fatalf("snapshot %+v, want 2 abandoned running and in all, 2 timed out", s)
+	}
+	if _, err := timeout.Execute(context.Background(), tm, stuck); !errors.Is(err, timeout.ErrAbandonedFull) ||
+		breakerimpl.ReasonOf(err) != breakerimpl.ReasonRejected {
+		t.Fatalf("third call: %v, want ErrAbandonedFull, a rejection", err)
+	}
+	close(release)
+	waitUntil(t, func() bool { return tm.Snapshot().Abandoned == 0 })
+	if v, err := timeout.Execute(context.Background(), tm, func(context.Context) (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Fatalf("quick call: %v, %v; want 7, nil", v, err)
+	}
+	if s := tm.Snapshot(); s.AbandonRefused != 1 || s.AbandonedTotal != 2 {
+		t.Fatalf("snapshot %+v, want 1 refused, 2 abandoned in all", s)
+	}
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Fatalf("recovered %v, want the work's panic", r)
+		}
+	}()
+	_, _ = timeout.Execute(context.Background(), tm, func(context.Context) (int, error) { panic("boom") })
+}
+
+// A Pipeline answers at the deadline of an Abandon-mode timeout, and its
+// breaker counts the call as a failure.
+func TestPipelineAbandonsWithAnAbandonTimeout(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	cb := circuitbreaker.New(circuitbreaker.Settings{Clock: clk})
+	p := breakerimpl.Pipeline[struct{}, int]{Breaker: cb, Timeout: timeout.New(timeout.Settings{Timeout: time.Second, Slack: -1, Clock: clk, Mode: timeout.Abandon})}
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Execute(context.Background(), struct{}{}, func(context.Context) (int, error) { <-release; return 1, nil })
+		done <- err
+	}()
+	waitUntil(t, func() bool { return clk.Timers() > 0 })
+	clk.Advance(time.Second)
+	var err error
+	select {
+	case err = <-done:
+		close(release)
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Execute did not answer at the deadline")
+	}
+	if !errors.Is(err, timeout.ErrTimeout) || cb.Snapshot().Failures != 1 {
+		t.Fatalf("Execute: %v, breaker failures %d; want ErrTimeout counted as a failure", err, cb.Snapshot().Failures)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+	}
 }
