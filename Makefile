@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo demo-deps test vet unit check-build clean fuzz fuzz-ci gofuzz fuzz-demo ack-p99 proto bench-harness
+.PHONY: all build demo demo-deps test vet unit truth check-build clean fuzz fuzz-ci gofuzz fuzz-demo ack-p99 proto bench-harness
 
 all: build
 
@@ -105,7 +105,14 @@ check-build: build
 	@echo "check-build: plain build inert, fault-injection build live"
 	@rm -f $(BIN)/chaoskit-plain
 
-test: vet check-build unit fuzz-ci
+test: vet check-build unit fuzz-ci truth
+
+# The truth corpus (testdata/truth/README.md): small services, each with a
+# scenario and the right verdict of every contract written down for the
+# correct service and its broken variants. Prints "N of N verdicts right".
+TRUTH_PARALLEL ?= 2
+truth: build
+	$(GO) run ./internal/truthrun -chaoskit $(BIN)/chaoskit -parallel $(TRUTH_PARALLEL)
 
 clean:
 	rm -rf $(BIN) out

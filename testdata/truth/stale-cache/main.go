@@ -1,0 +1,59 @@
+// Command stale-cache reads items from its upstream and keeps the last copy
+// of each, with when it was read. When the upstream fails it serves a copy
+// up to 1s old, with its age in X-Cache-Age (milliseconds), and refuses
+// with 503 after that. The broken variant serves a copy of any age.
+package main
+
+import (
+	"flag"
+	"io"
+	"log"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+type entry struct {
+	body []byte
+	at   time.Time
+}
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8080", "address to listen on")
+	upstream := flag.String("upstream", "127.0.0.1:8081", "the upstream's address")
+	variant := flag.String("variant", "correct", "correct or broken")
+	flag.Parse()
+	const maxAge = time.Second
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	var cache sync.Map
+	http.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		resp, err := client.Get("http://" + *upstream + "/item/" + id)
+		if err == nil {
+			body, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr == nil && resp.StatusCode == http.StatusOK {
+				cache.Store(id, entry{body, time.Now()})
+				w.Header().Set("X-Chaoskit-Source", "primary")
+				w.Write(body)
+				return
+			}
+		}
+		v, ok := cache.Load(id)
+		if !ok {
+			http.Error(w, "upstream failed", http.StatusServiceUnavailable)
+			return
+		}
+		e := v.(entry)
+		age := time.Since(e.at)
+		if age > maxAge && *variant != "broken" {
+			http.Error(w, "upstream failed and the copy is too old", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("X-Chaoskit-Source", "cache")
+		w.Header().Set("X-Chaoskit-Age", strconv.FormatInt(age.Milliseconds(), 10))
+		w.Write(e.body)
+	})
+	log.Fatal(http.ListenAndServe(*listen, nil))
+}
