@@ -1,0 +1,6 @@
+//go:build nofallback
+
+package main
+
+// fallback is off in the broken variant: a failing Redis is a 503.
+const fallback = false
