@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,9 +15,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
 	"github.com/chaoskit/chaoskit/demo/recommend"
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/netfault"
 )
 
 func TestFailpointsMatchSource(t *testing.T) {
@@ -462,5 +465,53 @@ func TestPolicies(t *testing.T) {
 	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\n  search:\n    open_duration: 1s\n"), 0o644)
 	if _, err := New(context.Background(), Config{Policies: path}); err == nil || !strings.Contains(err.Error(), path+`:4:3: unknown breaker "search" (known: db, orders-db, recommendations)`) {
 		t.Fatalf("bad policy file: %v", err)
+	}
+}
+
+// TestRecommendationsGRPCHangMovesToHTTP holds back every answer of the
+// gRPC path (a netfault timeout on a proxy in front of it: the connection
+// stays up, silent): after three attempts in a row ran out of time, the
+// calls go over HTTP and are served by the dependency again; the path's
+// health score has seen the timeouts.
+func TestRecommendationsGRPCHangMovesToHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr := ln.Addr().String()
+	ln.Close()
+	proxies := netfault.New(netfault.Options{CloseTimeout: time.Second})
+	defer proxies.Close()
+	dial, err := proxies.Start(netfault.Proxy{Name: "recs", Listen: "127.0.0.1:0", Upstream: grpcAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(context.Background(), Config{RecommendationsGRPCListen: grpcAddr, RecommendationsGRPCDial: dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := s.Handler()
+	if rec := get(t, h, "/products/5/recommendations"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "upstream" {
+		t.Fatalf("healthy: %d %v", rec.Code, rec.Header())
+	}
+	hang := netfault.Fault{Proxy: "recs", Kind: netfault.Timeout}
+	if err := proxies.Enable(hang); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		start := time.Now()
+		rec := get(t, h, "/products/5/recommendations")
+		if rec.Header().Get(HeaderSource) != "default" || time.Since(start) < 200*time.Millisecond {
+			t.Fatalf("hung call %d: %d %v after %v; want the default list at the 250ms timeout", i+1, rec.Code, rec.Header(), time.Since(start))
+		}
+	}
+	rec := get(t, h, "/products/5/recommendations")
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != grpcx.SourceHTTP {
+		t.Fatalf("after three timeouts in a row: %d %v; want the dependency's answer over HTTP", rec.Code, rec.Header())
+	}
+	st := s.State().Recommendations
+	if st.OverHTTP != 1 || st.GRPCHealth == nil || st.GRPCHealth.Requests < 3 || st.GRPCHealth.ErrorRate == 0 {
+		t.Fatalf("state %+v (health %+v); want one call over HTTP and a health score that saw the timeouts", st, st.GRPCHealth)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
@@ -37,8 +38,11 @@ type recommendations struct {
 	conn     *grpc.ClientConn
 	client   recommendpb.RecommendationsClient
 	overHTTP *grpcx.HTTPFallback // nil with NoHTTPFallback
-	breaker  *circuitbreaker.Breaker
-	bulkhead *bulkhead.Bulkhead
+	// grpcHealth scores the gRPC path from its attempts (nil with
+	// NoHTTPFallback or StickyHTTPFallback).
+	grpcHealth *health.Score
+	breaker    *circuitbreaker.Breaker
+	bulkhead   *bulkhead.Bulkhead
 	// isolation is the guard calls wait in: the bulkhead, a leaky one, or
 	// none.
 	isolation breakerimpl.Guard
@@ -116,14 +120,25 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 	chain := []grpc.UnaryClientInterceptor{grpcx.TraceUnaryClient(nil), grpcx.UnaryClientInterceptor(opts)}
 	if !cfg.NoHTTPFallback {
 		// The gRPC path has a breaker of its own: three unavailable
-		// answers in a row send calls over HTTP for half a second, then a
-		// probe tries gRPC again.
+		// answers, or three attempts that ran out of time, in a row send
+		// calls over HTTP for half a second, then a probe tries gRPC
+		// again.
 		grpcPath := circuitbreaker.New(circuitbreaker.Settings{
 			Name: "recommendations-grpc", Rule: circuitbreaker.ConsecutiveFailures{Threshold: 3}, OpenDuration: 500 * time.Millisecond,
 		})
-		fs := grpcx.HTTPFallbackSettings{BaseURL: addrs.HTTP, Breaker: grpcPath, Name: "recommendations"}
+		fs := grpcx.HTTPFallbackSettings{BaseURL: addrs.HTTP, Breaker: grpcPath, Name: "recommendations", ConsecutiveTimeouts: 3}
 		if cfg.StickyHTTPFallback {
 			fs.Health = &stickyHealth{cb: grpcPath} // broken on purpose: never back to gRPC
+		} else {
+			// And a health score of it, from every gRPC attempt of the
+			// last second: a path slow at its 95th percentile, or failing
+			// a share of its calls (not in a row), sends calls over HTTP
+			// too, until the window has slid past the bad calls.
+			r.grpcHealth = health.New(health.Settings{
+				Name: "recommendations-grpc", LatencyTarget: 50 * time.Millisecond, LatencyLimit: 200 * time.Millisecond,
+				MaxErrorRate: 0.3, Window: time.Second, Buckets: 10,
+			})
+			fs.Health = r.grpcHealth
 		}
 		r.overHTTP = grpcx.NewHTTPFallback(fs)
 		chain = append(chain, r.overHTTP.Unary)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/demo/cache"
 	"github.com/chaoskit/chaoskit/demo/store"
 )
@@ -48,6 +49,8 @@ type RecommendationsState struct {
 	// OverHTTP counts the calls the HTTP fallback transport sent over
 	// HTTP.
 	OverHTTP uint64 `json:"over_http"`
+	// GRPCHealth is the gRPC path's health score, when it has one.
+	GRPCHealth *health.Report `json:"grpc_health,omitempty"`
 }
 
 // BreakerState is one breaker's state and counts.
@@ -96,6 +99,10 @@ func (s *Server) State() State {
 	if f := s.rec.overHTTP; f != nil {
 		st.Breakers["recommendations-grpc"] = breakerState(f.Breaker())
 		st.Recommendations.OverHTTP = f.ServedOverHTTP()
+	}
+	if h := s.rec.grpcHealth; h != nil {
+		r := h.Report()
+		st.Recommendations.GRPCHealth = &r
 	}
 	return st
 }

@@ -61,6 +61,17 @@ type HTTPFallbackSettings struct {
 	// HTTP; its half-open probes bring them back to gRPC. Nil means a
 	// breaker of its own: 5 failures in a row open it for 5 s.
 	Breaker *circuitbreaker.Breaker
+	// ConsecutiveTimeouts is how many gRPC attempts in a row that ran out
+	// of time (DEADLINE_EXCEEDED) send the following calls over HTTP: a
+	// path that hangs is as unavailable as one that refuses, and each
+	// such attempt is also told to Breaker as a failure. The count is kept
+	// by a breaker of its own (TimeoutBreaker: ConsecutiveFailures, with
+	// Breaker's open duration and clock), so that after the open
+	// duration one probe goes over gRPC again, and every answer in time
+	// starts the count afresh. Zero means 3, the number the degradation
+	// seed names; below zero, a timed-out attempt says nothing about the
+	// path (it is neither counted nor a failure).
+	ConsecutiveTimeouts int
 	// Health, if set, is asked before the breaker: while it says
 	// unhealthy, calls go over HTTP with Reason "open". Nil means the
 	// breaker alone decides. A Health that is a Recorder (a
@@ -100,6 +111,7 @@ type HTTPFallback struct {
 	client    *http.Client
 	own       *http.Transport // the transport of a client of its own
 	breaker   *circuitbreaker.Breaker
+	timeouts  *circuitbreaker.Breaker // nil when timeouts say nothing
 	health    Health
 	failure   func(error, metadata.MD) bool
 	minGzip   int
@@ -125,6 +137,16 @@ func NewHTTPFallback(s HTTPFallbackSettings) *HTTPFallback {
 	if f.failure == nil {
 		f.failure = unavailable
 	}
+	if n := s.ConsecutiveTimeouts; n >= 0 {
+		if n == 0 {
+			n = DefaultConsecutiveTimeouts
+		}
+		bs := f.breaker.Settings()
+		f.timeouts = circuitbreaker.New(circuitbreaker.Settings{
+			Name: s.Name + " timeouts", Rule: circuitbreaker.ConsecutiveFailures{Threshold: n},
+			OpenDuration: bs.OpenDuration, Clock: bs.Clock,
+		})
+	}
 	if f.minGzip == 0 {
 		f.minGzip = defaultMinGzip
 	}
@@ -133,6 +155,10 @@ func NewHTTPFallback(s HTTPFallbackSettings) *HTTPFallback {
 	}
 	return f
 }
+
+// DefaultConsecutiveTimeouts is the ConsecutiveTimeouts of settings that
+// leave it zero.
+const DefaultConsecutiveTimeouts = 3
 
 // unavailable is the default PathFailure.
 func unavailable(err error, trailer metadata.MD) bool {
@@ -145,6 +171,11 @@ func unavailable(err error, trailer metadata.MD) bool {
 
 // Breaker returns the breaker of the gRPC path.
 func (f *HTTPFallback) Breaker() *circuitbreaker.Breaker { return f.breaker }
+
+// TimeoutBreaker returns the breaker that counts the gRPC path's timed-out
+// attempts in a row (see HTTPFallbackSettings.ConsecutiveTimeouts), or nil
+// when timeouts say nothing about the path.
+func (f *HTTPFallback) TimeoutBreaker() *circuitbreaker.Breaker { return f.timeouts }
 
 // ServedOverHTTP counts the calls sent over HTTP since creation.
 func (f *HTTPFallback) ServedOverHTTP() uint64 { return f.viaHTTP.Load() }
@@ -161,8 +192,17 @@ func (f *HTTPFallback) Unary(ctx context.Context, method string, req, reply any,
 	if h := f.health; h != nil && !h.Healthy() {
 		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOpen)
 	}
+	var tpermit breakerimpl.Permit // the timeouts breaker's; zero when there is none
+	if tb := f.timeouts; tb != nil {
+		var err error
+		if tpermit, err = tb.Allow(ctx); err != nil {
+			otelx.RecordError(ctx, err, f.name)
+			return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err))
+		}
+	}
 	permit, err := f.breaker.Allow(ctx)
 	if err != nil {
+		tpermit.Done(context.Canceled) // not asked: says nothing
 		otelx.RecordError(ctx, err, f.name)
 		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err))
 	}
@@ -170,27 +210,39 @@ func (f *HTTPFallback) Unary(ctx context.Context, method string, req, reply any,
 	finished := false
 	defer func() {
 		if !finished {
-			permit.Panicked(recover())
+			r := recover()
+			tpermit.Done(context.Canceled)
+			permit.Panicked(r)
 		}
 	}()
 	began := time.Now()
 	err = invoker(ctx, method, req, reply, cc, append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))...)
 	finished = true
+	code := status.Code(err)
 	switch {
 	case err == nil:
+		tpermit.Done(nil)
 		permit.Done(nil)
 		f.record(began, nil)
 	case f.failure(err, trailer):
+		tpermit.Done(context.Canceled) // a refusal, not a timeout
 		permit.Done(err)
 		f.record(began, err)
 		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonError)
-	case status.Code(err) == codes.Canceled || status.Code(err) == codes.DeadlineExceeded:
+	case code == codes.DeadlineExceeded && f.timeouts != nil:
+		// The path hangs: a failure of it, and one more in a row.
+		tpermit.Done(err)
+		permit.Done(err)
+		f.record(began, err)
+	case code == codes.Canceled || code == codes.DeadlineExceeded:
+		tpermit.Done(context.Canceled)
 		permit.Done(context.Canceled) // the time ran out: that says nothing about the path
-		if status.Code(err) == codes.DeadlineExceeded {
+		if code == codes.DeadlineExceeded {
 			f.record(began, err) // but it was slow: a score counts that
 		}
 	default:
-		permit.Done(nil) // the server answered: the path works
+		tpermit.Done(nil) // the server answered in time: the path works
+		permit.Done(nil)
 		f.record(began, nil)
 	}
 	reportOf(opts).set(breakerimpl.SourcePrimary, breakerimpl.ReasonNone)

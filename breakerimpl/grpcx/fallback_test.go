@@ -31,6 +31,7 @@ type twoPaths struct {
 	grpcAddr string
 	http     *httptest.Server
 	down     atomic.Bool  // the gRPC path answers UNAVAILABLE
+	hang     atomic.Bool  // the gRPC path answers only when the call's deadline has passed
 	overHTTP atomic.Int32 // requests that reached the HTTP path
 }
 
@@ -40,6 +41,10 @@ func serveTwoPaths(t *testing.T, h healthpb.HealthServer) *twoPaths {
 	p.grpcAddr = serveGRPC(t, h, grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if p.down.Load() {
 			return nil, status.Error(codes.Unavailable, "gRPC path down")
+		}
+		if p.hang.Load() {
+			<-ctx.Done()
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 		return handler(ctx, req)
 	}))
@@ -401,5 +406,73 @@ func TestHTTPFallbackHealthScore(t *testing.T) {
 	call("window slid past the failures", breakerimpl.SourcePrimary, breakerimpl.ReasonNone)
 	if cb.State() != circuitbreaker.Closed {
 		t.Fatalf("breaker %v", cb.State())
+	}
+}
+
+// A gRPC path that hangs moves calls to HTTP after ConsecutiveTimeouts
+// attempts in a row ran out of time, each of which the path's breaker also
+// counts as a failure; after the open duration a probe brings the calls
+// back. With ConsecutiveTimeouts below zero, timeouts say nothing and the
+// calls stay on gRPC.
+func TestHTTPFallbackConsecutiveTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		timeouts     int
+		wantOverHTTP bool
+	}{
+		{"default 3", 0, true},
+		{"2", 2, true},
+		{"never", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &health{}
+			p := serveTwoPaths(t, h)
+			clk := clock.NewFake(time.Time{})
+			cb := circuitbreaker.New(circuitbreaker.Settings{Rule: circuitbreaker.ConsecutiveFailures{Threshold: 100}, OpenDuration: time.Second, Clock: clk})
+			f := newFallback(t, grpcx.HTTPFallbackSettings{BaseURL: p.http.URL, Breaker: cb, ConsecutiveTimeouts: tc.timeouts})
+			c := dial(t, p.grpcAddr, grpc.WithUnaryInterceptor(f.Unary))
+			call := func() (breakerimpl.Result[*healthpb.HealthCheckResponse], error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				return check(ctx, c)
+			}
+			if res, err := call(); err != nil || res.Source != breakerimpl.SourcePrimary {
+				t.Fatalf("healthy: %+v, %v", res, err)
+			}
+			p.hang.Store(true)
+			n := tc.timeouts
+			if n <= 0 {
+				n = grpcx.DefaultConsecutiveTimeouts
+			}
+			for i := range n {
+				if _, err := call(); status.Code(err) != codes.DeadlineExceeded {
+					t.Fatalf("timeout %d: %v, want DEADLINE_EXCEEDED", i+1, err)
+				}
+			}
+			res, err := call()
+			if !tc.wantOverHTTP {
+				if status.Code(err) != codes.DeadlineExceeded || p.overHTTP.Load() != 0 || f.TimeoutBreaker() != nil || cb.Snapshot().Failures != 0 {
+					t.Fatalf("timeouts say nothing: %+v, %v, %d over HTTP, %d breaker failures", res, err, p.overHTTP.Load(), cb.Snapshot().Failures)
+				}
+				return
+			}
+			if err != nil || res.Source != grpcx.SourceHTTP || res.Reason != breakerimpl.ReasonOpen || p.overHTTP.Load() != 1 {
+				t.Fatalf("after %d timeouts in a row: %+v, %v, %d over HTTP; want the call over HTTP", n, res, err, p.overHTTP.Load())
+			}
+			if got := cb.Snapshot().Failures; got != uint64(n) {
+				t.Errorf("the path's breaker counted %d failures, want the %d timeouts", got, n)
+			}
+			if f.TimeoutBreaker().State() != circuitbreaker.Open {
+				t.Errorf("timeout breaker %v, want open", f.TimeoutBreaker().State())
+			}
+			p.hang.Store(false)
+			clk.Advance(time.Second)
+			if res, err := call(); err != nil || res.Source != breakerimpl.SourcePrimary {
+				t.Fatalf("probe after the open duration: %+v, %v; want gRPC", res, err)
+			}
+			if res, err := call(); err != nil || res.Source != breakerimpl.SourcePrimary || f.TimeoutBreaker().State() != circuitbreaker.Closed {
+				t.Fatalf("back on gRPC: %+v, %v, %v", res, err, f.TimeoutBreaker().State())
+			}
+		})
 	}
 }
