@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -43,10 +44,12 @@ func TestHostileYAMLIsRefusedCheaply(t *testing.T) {
 		{"a variable used a million times over", "vars: {v: \"" + strings.Repeat("x", 1000) + "\"}\nname: x\ndescription: " + strings.Repeat("${v}", 5000) + "\n",
 			"with its variables filled in, the file is larger than the 4 MiB a scenario file may hold"},
 	}
-	limit := time.Second
-	if raceEnabled {
-		limit = 5 * time.Second
-	}
+	// What refusing costs is measured in bytes allocated, which depend on
+	// the code alone, not in time, which depends on what else the machine
+	// does. Today the dearest case (nested brackets) takes 18 MB; before the
+	// bounds it took 1.4 GB, and the regexp that found ${name} took 96 MB
+	// on the variable case under the race detector.
+	const maxAlloc = 40e6
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var before, after runtime.MemStats
@@ -61,11 +64,8 @@ func TestHostileYAMLIsRefusedCheaply(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !IsInvalid(err) {
 				t.Fatalf("err = %.500v\nwant %s", err, tt.want)
 			}
-			if alloc > 100e6 {
-				t.Errorf("refusing it allocated %.0f MB, want under 100 MB", float64(alloc)/1e6)
-			}
-			if took > limit {
-				t.Errorf("refusing it took %v, want under %v", took, limit)
+			if alloc > maxAlloc {
+				t.Errorf("refusing it allocated %.1f MB, want under %.0f MB", float64(alloc)/1e6, maxAlloc/1e6)
 			}
 		})
 	}
@@ -97,5 +97,21 @@ func BenchmarkParse(b *testing.B) {
 				Parse("s.yaml", data, demoCatalog)
 			}
 		})
+	}
+}
+
+// TestVarRefsFindWhatTheGrammarSays checks the scanner of ${name} and $$
+// against the grammar written as a regexp.
+func TestVarRefsFindWhatTheGrammarSays(t *testing.T) {
+	grammar := regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+	for _, text := range []string{
+		"", "$", "$$", "$$$", "$$$$", "${a}", "${}", "${1a}", "${a1.b-c_d}", "${a b}", "${a", "$${a}", "$$${a}",
+		"x ${a} y ${b}z", "${a}${b}", "${${a}}", "$ {a}", "${_}", "${a}}", "${ä}", "{a}", "rate: ${rate}/s, $$5",
+	} {
+		got := varRefs([]byte(text))
+		want := grammar.FindAllSubmatchIndex([]byte(text), -1)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("varRefs(%q) = %v, want %v", text, got, want)
+		}
 	}
 }

@@ -284,10 +284,13 @@ func topLevel(f *ast.File, key string) ast.Node {
 // so that a reference in flow style parses and positions stay put ($$, the
 // escape of a literal $, parses as it is).
 func blankRefs(data []byte) []byte {
-	return varRef.ReplaceAllFunc(data, func(m []byte) []byte {
-		if string(m) == "$$" {
-			return m
+	out := bytes.Clone(data)
+	for _, loc := range varRefs(data) {
+		if loc[2] >= 0 {
+			for i := loc[0]; i < loc[1]; i++ {
+				out[i] = 'x'
+			}
 		}
-		return bytes.Repeat([]byte("x"), len(m))
-	})
+	}
+	return out
 }

@@ -3,15 +3,53 @@ package plan
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
 )
 
-// varRef matches ${name} and the escape $$.
-var varRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+// varRefs finds every ${name} (name: a letter or _, then letters, digits,
+// _ . -) and every $$ (the escape of a literal $) in text, left to right
+// without overlaps, as [start, end, nameStart, nameEnd] with -1 for the
+// name of a $$, the shape of regexp's FindAllSubmatchIndex. A scan rather
+// than a regexp: a file may hold thousands of references on one long line,
+// and the regexp's backtracker allocates state as large as the line for
+// each of them (unless a sync.Pool hands it back, which the race detector
+// makes it do only sometimes).
+func varRefs(text []byte) [][]int {
+	var locs [][]int
+	for i := 0; i < len(text)-1; i++ {
+		if text[i] != '$' {
+			continue
+		}
+		switch text[i+1] {
+		case '$':
+			locs = append(locs, []int{i, i + 2, -1, -1})
+			i++
+		case '{':
+			if end := refNameEnd(text, i+2); end > i+2 && end < len(text) && text[end] == '}' {
+				locs = append(locs, []int{i, end + 1, i + 2, end})
+				i = end
+			}
+		}
+	}
+	return locs
+}
+
+// refNameEnd is the end of the variable name that starts at i in text (i
+// itself when there is none).
+func refNameEnd(text []byte, i int) int {
+	j := i
+	for ; j < len(text); j++ {
+		c := text[j]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && (j == i || !(c >= '0' && c <= '9' || c == '.' || c == '-')) {
+			break
+		}
+	}
+	return j
+}
 
 // shift records one substitution on a line, in 1-based columns.
 type shift struct {
@@ -51,7 +89,7 @@ func substitute(file string, data []byte, values map[string]string) ([]byte, col
 		if !bytes.Contains(line, []byte("$")) {
 			continue
 		}
-		locs := varRef.FindAllSubmatchIndex(line, -1)
+		locs := varRefs(line)
 		reps := make([]string, len(locs))
 		grow := 0
 		for j, loc := range locs {
@@ -151,7 +189,7 @@ func declaredVars(file string, f *ast.File, orig []byte) (map[string]string, Err
 			// vars do not refer to one another.
 			if tk := v.Value.GetToken(); tk != nil && tk.Position.Line-1 < len(lines) {
 				line := lines[tk.Position.Line-1]
-				if c := tk.Position.Column - 1; c >= 0 && c < len(line) && varRef.Match(bytes.ReplaceAll(line[c:], []byte("$$"), nil)) {
+				if c := tk.Position.Column - 1; c >= 0 && c < len(line) && len(varRefs(bytes.ReplaceAll(line[c:], []byte("$$"), nil))) > 0 {
 					errs = append(errs, &Error{File: file, Line: tk.Position.Line, Col: tk.Position.Column,
 						Msg: fmt.Sprintf("var %s uses another variable", v.Key.String()), Hint: "give vars plain values; combine them where they are used"})
 					continue
