@@ -135,6 +135,9 @@ func FuzzShopInProcess(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
+		for _, v := range o.Verdicts {
+			t.Logf("%s: %s %s (%s)", v.Name, v.Outcome, v.Measured, v.Expected)
+		}
 		if o.Violated() {
 			t.Fatalf("%s broke %s; replay: chaoskit run %s", s, strings.Join(o.Failed, "; "), o.File)
 		}

@@ -1,7 +1,8 @@
 // Command stale-cache reads items from its upstream and keeps the last copy
 // of each, with when it was read. When the upstream fails it serves a copy
 // up to 1s old, with its age in X-Cache-Age (milliseconds), and refuses
-// with 503 after that. The broken variant serves a copy of any age.
+// with 503 after that. The broken variant serves a copy of any age; the
+// bad-age one states an age that is none ("soon").
 package main
 
 import (
@@ -22,7 +23,7 @@ type entry struct {
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address to listen on")
 	upstream := flag.String("upstream", "127.0.0.1:8081", "the upstream's address")
-	variant := flag.String("variant", "correct", "correct or broken")
+	variant := flag.String("variant", "correct", "correct, broken or bad-age")
 	flag.Parse()
 	const maxAge = time.Second
 	client := &http.Client{Timeout: 200 * time.Millisecond}
@@ -52,7 +53,11 @@ func main() {
 			return
 		}
 		w.Header().Set("X-Chaoskit-Source", "cache")
-		w.Header().Set("X-Chaoskit-Age", strconv.FormatInt(age.Milliseconds(), 10))
+		stated := strconv.FormatInt(age.Milliseconds(), 10)
+		if *variant == "bad-age" {
+			stated = "soon"
+		}
+		w.Header().Set("X-Chaoskit-Age", stated)
 		w.Write(e.body)
 	})
 	log.Fatal(http.ListenAndServe(*listen, nil))
