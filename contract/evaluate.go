@@ -131,19 +131,6 @@ func (v *Verdict) decisive() *CheckResult {
 	return best
 }
 
-// Evaluate judges every contract over the timeline, in order, in one
-// pass (see Judge).
-func Evaluate(contracts []*Contract, tl *timeline.Timeline) []Verdict {
-	vs, _, err := Judge(tl, contracts, nil)
-	if err != nil {
-		vs = make([]Verdict, len(contracts))
-		for i, c := range contracts {
-			vs[i] = Verdict{Name: c.Spec.Name, Phase: c.Spec.Phase, Window: windowName(&c.Spec), Outcome: Inconclusive, Reason: err.Error(), Measured: "no data"}
-		}
-	}
-	return vs
-}
-
 // Overall folds verdicts into one: fail if any failed, else inconclusive if
 // any was, else pass. No verdicts at all is inconclusive.
 func Overall(vs []Verdict) Outcome {

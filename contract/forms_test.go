@@ -326,31 +326,6 @@ func colOf(se *SyntaxError) any {
 	return se.Column
 }
 
-func TestHoldsFrom(t *testing.T) {
-	run := func(s string) []bool {
-		out := make([]bool, len(s))
-		for i, c := range s {
-			out[i] = c == '1'
-		}
-		return out
-	}
-	for in, want := range map[string]int{
-		"":                      -1,
-		"111111111":             -1, // shorter than a run
-		"1111111111":            0,
-		"0001111111111":         3,
-		"1011111111":            0, // 9 of 10
-		"1001111111111":         3, // 8 of 10 from 0, so not yet
-		"00000000000000000000":  -1,
-		"01111111110111111111":  1,
-		"111110000011111111111": 10,
-	} {
-		if got := holdsFrom(run(in)); got != want {
-			t.Errorf("holdsFrom(%s) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 func TestPercentile(t *testing.T) {
 	var d []time.Duration
 	for i := 1; i <= 1000; i++ {

@@ -232,35 +232,6 @@ func (a *timeAcc) result() CheckResult {
 	return res
 }
 
-// holdsFrom returns the index of the first request that starts a run of
-// HoldRun requests with at least HoldShare percent in the class, or -1.
-func holdsFrom(in []bool) int {
-	if len(in) < HoldRun {
-		return -1
-	}
-	n := 0
-	for i := 0; i < HoldRun; i++ {
-		if in[i] {
-			n++
-		}
-	}
-	need := (HoldShare*HoldRun + 99) / 100
-	for i := 0; ; i++ {
-		if n >= need && in[i] {
-			return i
-		}
-		if i+HoldRun >= len(in) {
-			return -1
-		}
-		if in[i] {
-			n--
-		}
-		if in[i+HoldRun] {
-			n++
-		}
-	}
-}
-
 func classNames(cs []Class) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {

@@ -11,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 )
@@ -61,7 +62,7 @@ func Select(scs []*plan.Scenario, only []string) ([]*plan.Scenario, error) {
 	}
 	for _, n := range only {
 		if want[n] {
-			return nil, exitcode.New(exitcode.Invalid, "--only %s: no scenario has that name (%s)", n, plan.DidYouMean(n, names))
+			return nil, exitcode.New(exitcode.Invalid, "--only %s: no scenario has that name (%s)", n, suggest.Hint(n, names))
 		}
 	}
 	return out, nil

@@ -28,7 +28,7 @@ func claimReportDir(dir, tool string, files []string) error {
 	if runner.IsRunDir(dir) {
 		return nil
 	}
-	_, err := outdir.Claim(dir, outdir.Marker{Kind: outdir.Report, Tool: tool}, func(k outdir.Kind) bool { return k != outdir.Guest }, legacyReportDir)
+	_, err := outdir.Claim(dir, outdir.Marker{Kind: outdir.Report, Tool: tool}, func(k outdir.Kind) bool { return k != outdir.Guest })
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
 		err = outdir.Visit(dir, files, isChaoskitReport)
@@ -75,28 +75,10 @@ func reportFilesOf(formats []reports.Format) []string {
 	return out
 }
 
-// legacyReportDir says whether a report directory without a marker holds
-// only what chaoskit writes there: report files, run directories and a
-// campaign's trials, as chaoskit left them before it marked directories.
-func legacyReportDir(dir string, entries []fs.DirEntry) bool {
-	for _, e := range entries {
-		name := e.Name()
-		switch {
-		case outdir.IsTemp(name):
-		case e.Type().IsRegular() && slices.Contains(reportFiles, name):
-		case e.IsDir() && name == TrialsDir:
-		case e.IsDir() && runner.IsRunDir(filepath.Join(dir, name)):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // claimTrialsDir makes dir, below a campaign's report directory, the
 // directory of its trials (see outdir.Claim).
 func claimTrialsDir(dir, tool string) error {
-	_, err := outdir.Claim(dir, outdir.Marker{Kind: outdir.Trials, Tool: tool}, func(k outdir.Kind) bool { return k == outdir.Trials }, legacyTrialsDir)
+	_, err := outdir.Claim(dir, outdir.Marker{Kind: outdir.Trials, Tool: tool}, func(k outdir.Kind) bool { return k == outdir.Trials })
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
 		return &runner.InfraError{Msg: "will not write trials into " + dir, Err: err,
@@ -111,17 +93,6 @@ func claimTrialsDir(dir, tool string) error {
 // isTrialFile says whether name is a trial's scenario file.
 func isTrialFile(e fs.DirEntry) bool {
 	return e.Type().IsRegular() && filepath.Ext(e.Name()) == ".yaml"
-}
-
-// legacyTrialsDir says whether a trials directory without a marker holds
-// only trials: their scenario files and run directories.
-func legacyTrialsDir(dir string, entries []fs.DirEntry) bool {
-	for _, e := range entries {
-		if !isTrialFile(e) && !(e.IsDir() && runner.IsRunDir(filepath.Join(dir, e.Name()))) && !outdir.IsTemp(e.Name()) {
-			return false
-		}
-	}
-	return true
 }
 
 // pruneTrials removes the trials in dir that keep does not name (by

@@ -104,6 +104,9 @@ func TestPruneRemovesOnlyTrials(t *testing.T) {
 		"mine/notes.txt": "mine", "README": "mine",
 	})
 	for _, run := range []string{"trial-001", "trial-002"} {
+		if err := outdir.Mark(filepath.Join(dir, run), outdir.Marker{Kind: outdir.Run}); err != nil {
+			t.Fatal(err)
+		}
 		if !runner.IsRunDir(filepath.Join(dir, run)) {
 			t.Fatalf("%s is not a run directory", run)
 		}
@@ -116,7 +119,7 @@ func TestPruneRemovesOnlyTrials(t *testing.T) {
 		got = append(got, name)
 	}
 	slices.Sort(got)
-	want := []string{outdir.MarkerFile, "README", "mine/notes.txt", "trial-002.yaml", "trial-002/" + timeline.FileName}
+	want := []string{outdir.MarkerFile, "README", "mine/notes.txt", "trial-002.yaml", "trial-002/" + outdir.MarkerFile, "trial-002/" + timeline.FileName}
 	if !slices.Equal(got, want) {
 		t.Errorf("after pruning: %v\nwant %v", got, want)
 	}

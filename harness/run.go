@@ -166,16 +166,6 @@ func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runEr
 	return rep
 }
 
-// Judge evaluates sc's contracts over a recorded run. The contracts
-// compiled when the scenario loaded, so a compile error here cannot
-// happen; were one to, its verdict says so, inconclusive. So is every
-// verdict when the requests cannot be read (a corrupt request stream).
-// Each verdict carries where its contract is written.
-func Judge(sc *plan.Scenario, src timeline.Source) []contract.Verdict {
-	vs, _, _ := judge(sc, src, nil)
-	return vs
-}
-
 // judge judges sc's contracts, and measures the run when cls is given, in
 // one pass.
 func judge(sc *plan.Scenario, src timeline.Source, cls *contract.Classification) ([]contract.Verdict, *contract.Measurement, error) {

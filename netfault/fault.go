@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
 // Kind is what a fault does to the traffic through a proxy.
@@ -152,7 +154,7 @@ func (f Fault) Validate() error {
 	used, ok := uses[f.Kind]
 	if !ok {
 		fix := "one of " + kindList()
-		if near := nearestKind(string(f.Kind)); near != "" {
+		if near, ok := suggest.Closest(string(f.Kind), kindNames()); ok {
 			fix = fmt.Sprintf("did you mean %q?", near)
 		}
 		return fieldError("kind", fix, "unknown network fault kind %q", f.Kind)
@@ -233,45 +235,15 @@ func wholeMillis(field string, d time.Duration, required bool) error {
 	return nil
 }
 
-func kindList() string {
+func kindNames() []string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = string(k)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
-// nearestKind returns the kind within two edits of s, if any.
-func nearestKind(s string) Kind {
-	best, bestD := Kind(""), 3
-	for _, k := range Kinds {
-		if d := editDistance(strings.ToLower(s), string(k)); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func kindList() string { return strings.Join(kindNames(), ", ") }
 
 // direction returns f's direction, Downstream when unset.
 func (f Fault) direction() Direction {

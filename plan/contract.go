@@ -13,6 +13,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
 // Contract states what must hold in a window of the run. See
@@ -265,7 +266,7 @@ func (v *validator) validateContract(i int, phases map[string]*Phase) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			v.errorf(at+".phase", didYouMean(c.Phase, names), "contract %q names phase %q, which the scenario does not have", c.Name, c.Phase)
+			v.errorf(at+".phase", suggest.Hint(c.Phase, names), "contract %q names phase %q, which the scenario does not have", c.Name, c.Phase)
 			span = 0
 		} else {
 			span, spanName = p.Duration, fmt.Sprintf("phase %q", p.Name)
@@ -344,7 +345,7 @@ func (v *validator) validateClassify() {
 			found = found || n == r.Class
 		}
 		if !found {
-			v.errorf(at+".class", didYouMean(r.Class, classNames), "unknown class %q", r.Class)
+			v.errorf(at+".class", suggest.Hint(r.Class, classNames), "unknown class %q", r.Class)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/netfault"
 )
 
@@ -310,7 +311,7 @@ func (v *validator) validateProxyFault(fat string, f *Fault) bool {
 	if !found {
 		hint := "declare it under proxies: [{name: " + f.Proxy + ", upstream: ...}]"
 		if len(names) > 0 {
-			hint = didYouMean(f.Proxy, names)
+			hint = suggest.Hint(f.Proxy, names)
 		}
 		v.errorf(fat+".proxy", hint, "no proxy named %q", f.Proxy)
 		return false
@@ -355,13 +356,13 @@ func (v *validator) validateProcessFault(fat string, f *Fault) bool {
 	}
 	switch {
 	case !slices.Contains(names, f.Process):
-		v.errorf(fat+".process", didYouMean(f.Process, names), "no process named %q: process faults act on the target or a dependency", f.Process)
+		v.errorf(fat+".process", suggest.Hint(f.Process, names), "no process named %q: process faults act on the target or a dependency", f.Process)
 		return false
 	case f.Process == TargetProcess && v.sc.Target.Demo == nil && v.sc.Target.Command == nil:
 		v.errorf(fat+".process", "give target.command, so that chaoskit starts the service and can stop it", "the target is not started by chaoskit, so it cannot be killed or paused")
 		return false
 	case !slices.Contains(processActions, f.Action):
-		v.errorf(fat+".action", didYouMean(f.Action, processActions), "unknown process action %q", f.Action)
+		v.errorf(fat+".action", suggest.Hint(f.Action, processActions), "unknown process action %q", f.Action)
 		return false
 	case f.Value != "" || f.Count != 0 || f.Probability != 0 || f.ProxyFault != (ProxyFault{}):
 		v.errorf(fat, "remove everything but process, action, after and for", "a process fault takes no value, count, probability or proxy settings")

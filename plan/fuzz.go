@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"github.com/chaoskit/chaoskit/scenarios"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/suggest"
+	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // FaultSpace is the fuzz section of a fuzz scenario: the faults `chaoskit
@@ -301,7 +301,7 @@ func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catal
 	}
 	for j, a := range f.Actions {
 		if !fuzzAction(inject.Action(a)) {
-			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), didYouMean(a, names), "action %q cannot be fuzzed", a)
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), suggest.Hint(a, names), "action %q cannot be fuzzed", a)
 		}
 	}
 	if f.Latency.IsZero() {
@@ -343,7 +343,7 @@ func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[str
 	if !slices.Contains(names, f.Proxy) {
 		hint := "declare it under proxies: [{name: " + f.Proxy + ", upstream: ...}]"
 		if len(names) > 0 {
-			hint = didYouMean(f.Proxy, names)
+			hint = suggest.Hint(f.Proxy, names)
 		}
 		v.errorf(at+".proxy", hint, "no proxy named %q", f.Proxy)
 		return
@@ -358,7 +358,7 @@ func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[str
 	}
 	for j, a := range f.Actions {
 		if !slices.Contains(fuzzProxyActions, a) {
-			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), didYouMean(a, fuzzProxyActions), "proxy action %q cannot be fuzzed", a)
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), suggest.Hint(a, fuzzProxyActions), "proxy action %q cannot be fuzzed", a)
 		}
 	}
 	if len(f.Errors) > 0 || len(f.Statuses) > 0 {
@@ -401,7 +401,7 @@ func BundledFuzz(name string, opts Options) (*Scenario, error) {
 	file := "fuzz/" + name + ".yaml"
 	data, err := fs.ReadFile(scenarios.Fuzz, file)
 	if err != nil {
-		return nil, ErrorList{{File: name, Msg: "no bundled fuzz scenario of that name", Hint: didYouMean(name, BundledFuzzNames())}}
+		return nil, ErrorList{{File: name, Msg: "no bundled fuzz scenario of that name", Hint: suggest.Hint(name, BundledFuzzNames())}}
 	}
 	scs, err := loadFiles([]string{file}, func(string) ([]byte, error) { return data, nil }, opts)
 	if err != nil {

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"github.com/chaoskit/chaoskit/scenarios"
-
 	"bytes"
 	"errors"
 	"fmt"
@@ -22,6 +20,8 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/suggest"
+	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // Options control loading.
@@ -456,7 +456,7 @@ func loadFiles(files []string, read func(string) ([]byte, error), opts Options) 
 		}
 		sort.Strings(unknown)
 		for _, n := range unknown {
-			hint := didYouMean(n, all)
+			hint := suggest.Hint(n, all)
 			if len(all) == 0 {
 				hint = "these scenarios declare no vars"
 			}
@@ -926,7 +926,7 @@ func (v *validator) validatePacer(at string, p *Pacer) {
 			v.errorf(at+".sine.amplitude", "make the amplitude smaller than the mean", "sine amplitude %v would drive the rate to zero or below (mean %v)", s.Amplitude, s.Mean)
 		}
 		if _, ok := sineStarts[s.Start]; !ok {
-			v.errorf(at+".sine.start", didYouMean(s.Start, []string{"mean-up", "peak", "mean-down", "trough"}), "unknown sine start %q", s.Start)
+			v.errorf(at+".sine.start", suggest.Hint(s.Start, []string{"mean-up", "peak", "mean-down", "trough"}), "unknown sine start %q", s.Start)
 		}
 	}
 	if p.Steps != nil {
@@ -1142,7 +1142,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		action := inject.Action(f.Action)
 		if !isAction(action) {
-			v.errorf(fat+".action", didYouMean(f.Action, actionNames()), "unknown fault action %q", f.Action)
+			v.errorf(fat+".action", suggest.Hint(f.Action, actionNames()), "unknown fault action %q", f.Action)
 			continue
 		}
 		if f.Probability < 0 || f.Probability > 1 {
@@ -1235,33 +1235,6 @@ func actionNames() []string {
 	return out
 }
 
-// didYouMean returns a hint naming the closest of choices to s, or listing
-// them all when none is close.
-func didYouMean(s string, choices []string) string {
-	if best, ok := closest(s, choices); ok {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	if len(choices) == 0 {
-		return ""
-	}
-	return "choose one of " + strings.Join(choices, ", ")
-}
-
-// closest returns the choice nearest to s, if one is near enough to be
-// what s meant.
-func closest(s string, choices []string) (string, bool) {
-	best, bestD := "", 1<<30
-	for _, c := range choices {
-		if d := inject.Distance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best, best != "" && bestD <= max(2, len(s)/3)
-}
-
-// DidYouMean is didYouMean for callers outside the package (flags, --only).
-func DidYouMean(s string, choices []string) string { return didYouMean(s, choices) }
-
 // yamlFields lists every field name the schema knows, for unknown-field hints.
 var yamlFields = func() []string {
 	seen := map[string]bool{}
@@ -1295,10 +1268,10 @@ var yamlFields = func() []string {
 // fieldHint suggests what an unknown field name meant: the nearest of the
 // fields where it stands, else the nearest anywhere in the schema.
 func fieldHint(name string, here []string) string {
-	if s, ok := closest(name, here); ok {
+	if s, ok := suggest.Closest(name, here); ok {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
-	if s, ok := closest(name, yamlFields); ok {
+	if s, ok := suggest.Closest(name, yamlFields); ok {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "see docs/scenarios.md for the fields a scenario takes"

@@ -9,6 +9,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
 // The YAML decoder stops at the first unknown field or wrong value, so a
@@ -122,7 +124,7 @@ func (c *checker) fields(m *ast.MappingNode, t reflect.Type, path string) {
 			}
 			c.errs = append(c.errs, e)
 			c.failed[path+"."+name] = true
-			if s, ok := closest(name, known.names); ok {
+			if s, ok := suggest.Closest(name, known.names); ok {
 				c.failed[path+"."+s] = true
 			}
 			continue

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
 // varRefs finds every ${name} (name: a letter or _, then letters, digits,
@@ -139,7 +141,7 @@ func varHint(name string, values map[string]string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if h := didYouMean(name, names); strings.HasPrefix(h, "did you mean") {
+	if h := suggest.Hint(name, names); strings.HasPrefix(h, "did you mean") {
 		return h
 	}
 	return fmt.Sprintf("declare it under vars: or pass --var %s=VALUE", name)

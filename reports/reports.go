@@ -95,11 +95,6 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// WriteJSONFile writes dir/report.json.
-func WriteJSONFile(dir string, r *Report) (string, error) {
-	return writeFile(dir, FileJSON, r, WriteJSON)
-}
-
 // writeFile writes dir/name whole or not at all: synced to disk before it
 // replaces the old file, no temporary file left behind on an error (see
 // outdir.WriteFile).

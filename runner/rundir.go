@@ -3,8 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -38,53 +36,22 @@ func isRunFile(name string, isDir bool) bool {
 }
 
 // IsRunDir reports whether dir is a run directory chaoskit made: it
-// carries chaoskit's marker of a run, or (made before markers) it holds a
-// timeline and nothing chaoskit does not write in a run directory.
+// carries chaoskit's marker of a run.
 func IsRunDir(dir string) bool {
-	if m, ok, err := outdir.ReadMarker(dir); ok && err == nil {
-		return m.Kind == outdir.Run || m.Kind == ""
-	}
-	entries, err := os.ReadDir(dir)
-	return err == nil && legacyRunDir(dir, entries)
-}
-
-// legacyRunDir says whether entries are those of a run directory written
-// before run directories were marked.
-func legacyRunDir(_ string, entries []fs.DirEntry) bool {
-	timelineFound := false
-	for _, e := range entries {
-		if !isRunFile(e.Name(), e.IsDir()) || !(e.Type().IsRegular() || e.IsDir()) {
-			return false
-		}
-		timelineFound = timelineFound || e.Name() == timeline.FileName
-	}
-	return timelineFound
+	m, ok, err := outdir.ReadMarker(dir)
+	return ok && err == nil && (m.Kind == outdir.Run || m.Kind == "")
 }
 
 // ReplaceRunDir empties dir of a run's files, if it is a run directory
 // chaoskit made (see IsRunDir); files it does not write there stay.
 func ReplaceRunDir(dir string) error {
-	if err := adopt(dir); err != nil {
-		return err
-	}
 	return outdir.RemoveFiles(dir, isRunFile)
 }
 
 // RemoveRunDir removes a run directory chaoskit made: its run's files and
 // then the directory, unless something chaoskit did not write is in it.
 func RemoveRunDir(dir string) error {
-	if err := adopt(dir); err != nil {
-		return err
-	}
 	return outdir.RemoveDir(dir, isRunFile)
-}
-
-// adopt marks a run directory an older chaoskit made without a marker.
-func adopt(dir string) error {
-	if outdir.Owned(dir) || !IsRunDir(dir) {
-		return nil // RemoveFiles refuses an unmarked directory
-	}
-	return outdir.Mark(dir, outdir.Marker{Kind: outdir.Run})
 }
 
 // prepareDir makes dir the run directory of sc: created and marked as
@@ -97,7 +64,7 @@ func prepareDir(ctx context.Context, dir string, m outdir.Marker) error {
 		return infra("no run directory given", "", nil)
 	}
 	m.Kind = outdir.Run
-	earlier, err := outdir.Claim(dir, m, func(k outdir.Kind) bool { return k == outdir.Run }, legacyRunDir)
+	earlier, err := outdir.Claim(dir, m, func(k outdir.Kind) bool { return k == outdir.Run })
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
 		return infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir, or the scenario a name, that makes a new or empty directory", err)

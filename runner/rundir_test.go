@@ -59,11 +59,11 @@ func TestPrepareDirReplacesOnlyItsOwnRuns(t *testing.T) {
 			writeFiles(t, dir, timeline.FileName, ResultsFile, SummaryFile, "scenario-include/1-common.yaml", ".run.json.tmp-42", "notes.txt")
 			return dir
 		}, []string{"notes.txt"}, false},
-		{"an older chaoskit's run", func(t *testing.T, report string) string {
+		{"an unmarked run", func(t *testing.T, report string) string {
 			dir := filepath.Join(report, "s")
 			writeFiles(t, dir, timeline.FileName, FaultRecord, TargetStderr)
 			return dir
-		}, nil, false},
+		}, []string{FaultRecord, TargetStderr, timeline.FileName}, true},
 		// A scenario named ".." makes the run directory the report
 		// directory's parent: it is not chaoskit's and must stay whole.
 		{"the parent of the report directory", func(t *testing.T, report string) string {

@@ -54,8 +54,9 @@ func Wrap(code int, err error) error {
 }
 
 // Of returns the exit code err carries: the outermost Coder in its chain,
-// Interrupted for a cancelled context, Fail for any other error, Pass for
-// nil.
+// Interrupted for a cancelled context, Infra for any other error (an
+// error without a code of its own means chaoskit failed, never that a
+// contract did), Pass for nil.
 func Of(err error) int {
 	if err == nil {
 		return Pass
@@ -67,5 +68,5 @@ func Of(err error) int {
 	if errors.Is(err, context.Canceled) {
 		return Interrupted
 	}
-	return Fail
+	return Infra
 }

@@ -245,10 +245,9 @@ func (e *ForeignError) Error() string {
 // whether it held an earlier output of chaoskit's (to be replaced by the
 // caller, file by file). dir is created and marked when it does not exist,
 // marked when it is empty, and accepted when it carries a marker that
-// accept allows or when chaoskit wrote all it holds (legacy, for
-// directories made before markers existed; nil accepts none). Anything
-// else is a *ForeignError, and dir is left as it was.
-func Claim(dir string, m Marker, accept func(Kind) bool, legacy func(dir string, entries []fs.DirEntry) bool) (earlier bool, err error) {
+// accept allows. Anything else is a *ForeignError, and dir is left as it
+// was.
+func Claim(dir string, m Marker, accept func(Kind) bool) (earlier bool, err error) {
 	if m.Created.IsZero() {
 		m.Created = time.Now()
 	}
@@ -278,11 +277,8 @@ func Claim(dir string, m Marker, accept func(Kind) bool, legacy func(dir string,
 	if err != nil {
 		return false, err
 	}
-	switch {
-	case len(entries) == 0:
+	if len(entries) == 0 {
 		return false, writeMarker(dir, m)
-	case legacy != nil && legacy(dir, entries):
-		return true, writeMarker(dir, m)
 	}
 	return false, &ForeignError{Dir: dir, Entry: foreignEntry(entries), Kind: m.Kind}
 }

@@ -64,16 +64,6 @@ func TestWriteFileIsWholeOrNothing(t *testing.T) {
 	}
 }
 
-// runFiles is the legacy rule of a run directory in these tests.
-func runFiles(_ string, entries []fs.DirEntry) bool {
-	for _, e := range entries {
-		if e.IsDir() || !slices.Contains([]string{"timeline.jsonl", "run.json"}, e.Name()) {
-			return false
-		}
-	}
-	return true
-}
-
 func TestClaim(t *testing.T) {
 	onlyRuns := func(k Kind) bool { return k == Run }
 	run := Marker{Kind: Run, Name: "s"}
@@ -87,7 +77,7 @@ func TestClaim(t *testing.T) {
 		{"empty", func(string) {}, false, ""},
 		{"marked", func(dir string) { Mark(dir, run); write(t, filepath.Join(dir, "timeline.jsonl"), "x") }, true, ""},
 		{"cut short marker", func(dir string) { write(t, filepath.Join(dir, MarkerFile), markerPrefix+`"ru`) }, true, ""},
-		{"an older chaoskit's run", func(dir string) { write(t, filepath.Join(dir, "timeline.jsonl"), "x") }, true, ""},
+		{"an unmarked run", func(dir string) { write(t, filepath.Join(dir, "timeline.jsonl"), "x") }, false, "timeline.jsonl"},
 		{"someone else's files", func(dir string) {
 			write(t, filepath.Join(dir, "timeline.jsonl"), "x")
 			write(t, filepath.Join(dir, "notes.txt"), "mine")
@@ -101,7 +91,7 @@ func TestClaim(t *testing.T) {
 			os.Mkdir(dir, 0o755)
 			tt.setup(dir)
 			before, _ := os.ReadDir(dir)
-			earlier, err := Claim(dir, run, onlyRuns, runFiles)
+			earlier, err := Claim(dir, run, onlyRuns)
 			if tt.foreign != "" {
 				var fe *ForeignError
 				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.foreign) || !strings.Contains(err.Error(), dir) {
