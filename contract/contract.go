@@ -141,6 +141,9 @@ type CheckResult struct {
 	// Violations are the first requests that did not satisfy the predicate.
 	Violations []Violation `json:"violations,omitempty"`
 	Reason     string      `json:"reason,omitempty"`
+	// Writes are the fates of the window's acknowledged writes, for
+	// lost_writes.
+	Writes *WriteCounts `json:"writes,omitempty"`
 }
 
 // Violation is one request that broke an expectation.

@@ -139,19 +139,19 @@ func TestEvaluateForms(t *testing.T) {
 		{"unknown breaker", Spec{Expect: []string{`breaker("payments") opens within 1s`}}, newShop(10, normal).breaker(breakerOpen(0, 0)).tl, Inconclusive, "no data"},
 		// Write integrity.
 		{"every write read back", Spec{Phase: "fault", Expect: []string{`lost_writes == 0`}},
-			newShop(10, normal).readBack(func(*timeline.Request) bool { return true }, func(*timeline.Request, *timeline.ReadBackResult) {}).tl, Pass, "0 lost of 100 acknowledged"},
+			newShop(10, normal).readBack(func(*timeline.Request) bool { return true }, func(*timeline.Request, *timeline.ReadBackResult) {}).tl, Pass, "0 lost, 0 unknown, 100 ok of 100 acknowledged"},
 		{"missing writes", Spec{Expect: []string{`lost_writes == 0`}},
 			newShop(10, normal).readBack(func(r *timeline.Request) bool { return r.Phase == "fault" }, func(r *timeline.Request, rd *timeline.ReadBackResult) {
 				if r.Seq%10 == 0 {
 					rd.Status, rd.Body, rd.BodySize = 404, "no such order\n", 14
 				}
-			}).tl, Fail, "10 lost of 100 acknowledged"},
+			}).tl, Fail, "10 lost, 0 unknown, 90 ok of 100 acknowledged"},
 		{"different writes", Spec{Expect: []string{`lost_writes == 0`}},
 			newShop(10, normal).readBack(func(r *timeline.Request) bool { return r.Phase == "fault" }, func(r *timeline.Request, rd *timeline.ReadBackResult) {
 				if r.Seq == 150 {
 					rd.Body = `{"id":0,"name":"other"}`
 				}
-			}).tl, Fail, "1 lost of 100"},
+			}).tl, Fail, "1 lost, 0 unknown, 99 ok of 100"},
 		{"compare only some fields", Spec{Expect: []string{`lost_writes == 0`}},
 			newShop(10, normal).readBack(func(r *timeline.Request) bool { return r.Phase == "fault" }, func(r *timeline.Request, rd *timeline.ReadBackResult) {
 				rd.Compare = []string{"id"}
@@ -162,7 +162,7 @@ func TestEvaluateForms(t *testing.T) {
 				if r.Seq%10 == 0 {
 					rd.Status = 404
 				}
-			}).tl, Pass, "10 lost of 100"},
+			}).tl, Pass, "10 lost, 0 unknown, 90 ok of 100"},
 		{"writes never read back", Spec{Expect: []string{`lost_writes == 0`}}, ok, Inconclusive, "no data"},
 		{"no write in the window", Spec{Phase: "warmup", Expect: []string{`lost_writes == 0`}},
 			newShop(10, normal).readBack(func(r *timeline.Request) bool { return r.Phase == "fault" }, func(*timeline.Request, *timeline.ReadBackResult) {}).tl, Inconclusive, "no data"},

@@ -109,6 +109,19 @@ type Write struct {
 	// Compare names the JSON fields that must read back as acknowledged;
 	// default every field of the acknowledgement.
 	Compare []string `yaml:"compare"`
+	// ReadHeaders are sent with every read-back (an API behind auth needs
+	// Authorization). A value may hold {env.NAME}, read from chaoskit's
+	// environment when the read-back runs and never recorded, and
+	// {json.PATH} or {header.NAME} of the acknowledgement, as Read does.
+	ReadHeaders map[string]string `yaml:"read_headers"`
+	// ReadWithin bounds the read-back: a read that gets no answer, or
+	// 408, 425, 429 or a 5xx, is tried again with backoff until this long
+	// after the last phase ended; default DefaultReadWithin.
+	ReadWithin Duration `yaml:"read_within"`
+	// Missing lists the statuses with which a read says the write is not
+	// there, so that it is lost; default 404 and 410. Any other answer but
+	// a 2xx leaves the write unknown.
+	Missing []Status `yaml:"missing"`
 }
 
 // Status is an HTTP status code (503) or class (5xx).
@@ -213,7 +226,24 @@ func (w *Write) Headers() []string {
 			out = append(out, textproto.CanonicalMIMEHeaderKey(m[2]))
 		}
 	}
-	return out
+	return append(out, w.headerRefs()...)
+}
+
+// fillPlaceholder is the value of {json.PATH} or {header.NAME} in an
+// acknowledgement, and whether it has one.
+func fillPlaceholder(kind, name string, headers map[string]string, body string) (string, bool) {
+	var v string
+	if kind == "header" {
+		v = headers[textproto.CanonicalMIMEHeaderKey(name)]
+	} else if x, ok := contract.JSONPath(body, name); ok {
+		switch x := x.(type) {
+		case string:
+			v = x
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		}
+	}
+	return v, v != ""
 }
 
 // ReadTarget fills the read template from an acknowledgement's kept
@@ -222,17 +252,7 @@ func (w *Write) ReadTarget(headers map[string]string, body string) (method, urlP
 	method, tmpl, _ := strings.Cut(strings.TrimSpace(w.Read), " ")
 	urlPath = placeholder.ReplaceAllStringFunc(strings.TrimSpace(tmpl), func(m string) string {
 		sub := placeholder.FindStringSubmatch(m)
-		var v string
-		if sub[1] == "header" {
-			v = headers[textproto.CanonicalMIMEHeaderKey(sub[2])]
-		} else if x, ok := contract.JSONPath(body, sub[2]); ok {
-			switch x := x.(type) {
-			case string:
-				v = x
-			case float64:
-				v = strconv.FormatFloat(x, 'f', -1, 64)
-			}
-		}
+		v, _ := fillPlaceholder(sub[1], sub[2], headers, body)
 		if v == "" && err == nil {
 			err = fmt.Errorf("the acknowledgement has no %s.%s", sub[1], sub[2])
 		}
@@ -368,5 +388,6 @@ func (v *validator) validateWrites() {
 		case strings.Count(p, "{") != len(placeholder.FindAllString(p, -1)):
 			v.errorf(at+".read", "placeholders are {json.PATH} and {header.NAME}", "bad placeholder in read %q", w.Read)
 		}
+		v.validateReadHeaders(at, w)
 	}
 }

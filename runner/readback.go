@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,13 +49,15 @@ func (r *run) readBack(ctx context.Context) error {
 	client := ControlClient(timeout)
 	defer client.CloseIdleConnections()
 
+	// The phases have just ended: each rule's read_within counts from here.
+	begun := time.Now()
 	results := make([]timeline.ReadBackResult, len(jobs))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(readBackWorkers, len(jobs)) {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = readOne(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule)
+				results[i] = readOne(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule, begun.Add(jobs[i].rule.Within()))
 			}
 		})
 	}
@@ -77,19 +81,75 @@ feed:
 		}
 		r.event(timeline.Event{Kind: timeline.ReadBack, Read: &results[i]})
 	}
-	r.event(timeline.Event{Kind: timeline.ReadBackDone, Message: fmt.Sprintf("%d acknowledged writes read back", len(jobs))})
+	done := timeline.Event{Kind: timeline.ReadBackDone, Message: fmt.Sprintf("%d acknowledged writes read back", len(jobs))}
+	if r.writesDropped > 0 {
+		done.Data = map[string]any{timeline.NotReadBack: r.writesDropped}
+		done.Message += fmt.Sprintf(", %d not", r.writesDropped)
+	}
+	r.event(done)
 	fmt.Fprintf(r.opts.Log, "  %-24s %6s  %5d writes    %5d not read back as 2xx\n", "read-back", "", len(jobs), missing)
 	return nil
 }
 
-// readOne reads one acknowledged write back.
-func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write) timeline.ReadBackResult {
-	res := timeline.ReadBackResult{Write: w.Seq, Compare: rule.Compare}
+// Read-back retries: a read that gets no answer or a transient one (408,
+// 425, 429, 5xx) is tried again after a backoff that starts at
+// readBackFirstWait and doubles up to readBackMaxWait (with jitter, or the
+// service's Retry-After), until the write's read_within after the last
+// phase has passed. What it last got is recorded; the judge calls a write
+// whose read never got a decisive answer unknown, not lost.
+const (
+	readBackFirstWait = 50 * time.Millisecond
+	readBackMaxWait   = time.Second
+)
+
+// retryable reports whether a read-back's answer may change on its own: no
+// answer, a timeout, a refusal for load, a server error.
+func retryable(status int) bool {
+	switch {
+	case status == 0, status == http.StatusRequestTimeout, status == http.StatusTooEarly, status == http.StatusTooManyRequests:
+		return true
+	}
+	return status/100 == 5
+}
+
+// readOne reads one acknowledged write back, trying again through
+// transient failures until deadline.
+func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write, deadline time.Time) timeline.ReadBackResult {
+	first := time.Now()
+	wait := readBackFirstWait
+	for attempt := 1; ; attempt++ {
+		res, sent, retryAfter := readAttempt(ctx, client, baseURL, w, rule)
+		if !sent {
+			return res
+		}
+		res.Attempts, res.Elapsed = attempt, time.Since(first)
+		if !retryable(res.Status) || ctx.Err() != nil {
+			return res
+		}
+		pause := wait/2 + rand.N(wait/2+1)
+		if retryAfter > 0 {
+			pause = min(retryAfter, readBackMaxWait)
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return res
+		}
+		if sleepCtx(ctx, pause) != nil {
+			return res
+		}
+		wait = min(2*wait, readBackMaxWait)
+	}
+}
+
+// readAttempt makes one read of write w, says whether it sent one (a
+// read that cannot be made is not), and how long the service asked to
+// wait before the next (Retry-After in seconds), if it did.
+func readAttempt(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write) (res timeline.ReadBackResult, sent bool, retryAfter time.Duration) {
+	res = timeline.ReadBackResult{Write: w.Seq, Compare: rule.Compare, Missing: rule.MissingStatuses()}
 	method, path, err := rule.ReadTarget(w.Headers, w.Body)
 	res.Target = method + " " + path
 	if err != nil {
 		res.Error = err.Error()
-		return res
+		return res, false, 0
 	}
 	url := path
 	if !strings.Contains(path, "://") {
@@ -97,18 +157,24 @@ func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeli
 	} else if res.Target = method + " " + strings.TrimPrefix(path, baseURL); !strings.HasPrefix(path, baseURL+"/") {
 		// A read-back goes to the target and nowhere else.
 		res.Error = fmt.Sprintf("read-back URL %s is not on the target %s", path, baseURL)
-		return res
+		return res, false, 0
+	}
+	hdr, err := rule.ReadHeaderValues(w.Headers, w.Body, nil)
+	if err != nil {
+		res.Error = err.Error()
+		return res, false, 0
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		res.Error = err.Error()
-		return res
+		return res, false, 0
 	}
+	maps.Copy(req.Header, hdr)
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
 		res.Latency, res.Error = time.Since(start), err.Error()
-		return res
+		return res, true, 0
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
@@ -119,7 +185,10 @@ func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeli
 	if len(body) <= timeline.MaxBody {
 		res.Body = string(body)
 	}
-	return res
+	if s, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After"))); err == nil && s > 0 {
+		retryAfter = time.Duration(s) * time.Second
+	}
+	return res, true, retryAfter
 }
 
 // maxReadBacks bounds the acknowledged writes a run keeps to read back, so

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/plan"
@@ -20,11 +21,18 @@ import (
 // third order without storing it, as a service that acknowledges before
 // committing does when the commit fails; with alter set it stores a
 // different quantity for every fifth.
+//
+// With token set, a read needs "Authorization: Bearer TOKEN" and gets 401
+// without it; with flaky set, the first flaky reads of each order answer
+// 503, as a service still recovering does.
 type orders struct {
 	mu          sync.Mutex
 	n           int
 	stored      map[string]map[string]any
 	lose, alter bool
+	token       string
+	flaky       int
+	reads       map[string]int
 }
 
 func (o *orders) handler() http.Handler {
@@ -53,9 +61,19 @@ func (o *orders) handler() http.Handler {
 		_ = json.NewEncoder(w).Encode(ack)
 	})
 	mux.HandleFunc("GET /orders/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if o.token != "" && r.Header.Get("Authorization") != "Bearer "+o.token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
 		o.mu.Lock()
+		o.reads[r.PathValue("id")]++
+		n := o.reads[r.PathValue("id")]
 		v, ok := o.stored[r.PathValue("id")]
 		o.mu.Unlock()
+		if n <= o.flaky {
+			http.Error(w, "recovering", http.StatusServiceUnavailable)
+			return
+		}
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -84,6 +102,7 @@ writes:
     ack: [201]
     read: GET /orders/{json.id}
     compare: [product_id, quantity]
+%s
 contracts:
   - name: no acknowledged write lost
     min_samples: 5
@@ -91,11 +110,17 @@ contracts:
 `
 
 func runOrders(t *testing.T, o *orders) (*timeline.Timeline, contract.Verdict) {
+	return runOrdersWith(t, o, "")
+}
+
+// runOrdersWith runs the orders scenario with more fields of its write
+// (indented by four spaces).
+func runOrdersWith(t *testing.T, o *orders, write string) (*timeline.Timeline, contract.Verdict) {
 	t.Helper()
-	o.stored = map[string]map[string]any{}
+	o.stored, o.reads = map[string]map[string]any{}, map[string]int{}
 	srv := httptest.NewServer(o.handler())
 	defer srv.Close()
-	sc, err := plan.Parse("orders.yaml", []byte(fmt.Sprintf(ordersScenario, srv.URL)), plan.Options{})
+	sc, err := plan.Parse("orders.yaml", []byte(fmt.Sprintf(ordersScenario, srv.URL, write)), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +188,51 @@ func TestReadBackPassesAKeptPromise(t *testing.T) {
 	_, v := runOrders(t, &orders{})
 	if v.Checks[0].Outcome != contract.Pass {
 		t.Fatalf("check %s %s, want pass", v.Checks[0].Outcome, v.Measured)
+	}
+}
+
+func TestReadBackSendsItsHeaders(t *testing.T) {
+	t.Setenv("CHAOSKIT_TEST_ORDERS_TOKEN", "s3cret")
+	// Without the header, every read is refused: unknown, not lost.
+	_, v := runOrders(t, &orders{token: "s3cret"})
+	ch := v.Checks[0]
+	if ch.Outcome != contract.Inconclusive || ch.Writes == nil || ch.Writes.Lost != 0 || ch.Writes.Unknown != ch.Writes.Acknowledged ||
+		!strings.Contains(ch.Reason, "read_headers") {
+		t.Fatalf("without read_headers: %s %q (%s)", ch.Outcome, ch.Measured, ch.Reason)
+	}
+	// With it, every write reads back.
+	tl, v := runOrdersWith(t, &orders{token: "s3cret"}, `    read_headers: {Authorization: "Bearer {env.CHAOSKIT_TEST_ORDERS_TOKEN}"}`)
+	if ch := v.Checks[0]; ch.Outcome != contract.Pass || ch.Writes.OK != ch.Writes.Acknowledged {
+		t.Fatalf("with read_headers: %s %q (%s)", ch.Outcome, ch.Measured, ch.Reason)
+	}
+	// The secret is sent, never recorded.
+	for _, e := range tl.Events {
+		if e.Read != nil && (strings.Contains(e.Read.Target, "s3cret") || strings.Contains(e.Read.Body, "s3cret")) {
+			t.Errorf("a read-back records the secret: %+v", e.Read)
+		}
+	}
+}
+
+func TestReadBackRetriesTransientFailures(t *testing.T) {
+	// Two 503s per order, then the order: every write is there.
+	tl, v := runOrders(t, &orders{flaky: 2})
+	if ch := v.Checks[0]; ch.Outcome != contract.Pass {
+		t.Fatalf("check %s %q (%s), want pass", ch.Outcome, ch.Measured, ch.Reason)
+	}
+	for _, e := range tl.Events {
+		if e.Read != nil && e.Read.Attempts != 3 {
+			t.Errorf("read %s took %d attempts, want 3", e.Read.Target, e.Read.Attempts)
+		}
+	}
+	// A service that stays unavailable past read_within leaves every
+	// write unknown: the verdict says so and is no fail.
+	start := time.Now()
+	_, v = runOrdersWith(t, &orders{flaky: 1 << 20}, "    read_within: 300ms")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the run took %v: read_within 300ms does not bound the read-back", took)
+	}
+	ch := v.Checks[0]
+	if ch.Outcome != contract.Inconclusive || ch.Writes.Unknown != ch.Writes.Acknowledged || ch.Writes.Causes["answered 503"] != ch.Writes.Unknown {
+		t.Fatalf("check %s %q (%s), want inconclusive with every write unknown", ch.Outcome, ch.Measured, ch.Reason)
 	}
 }

@@ -157,7 +157,20 @@ type ReadBackResult struct {
 	// acknowledgement and the read; empty means every field of the
 	// acknowledgement.
 	Compare []string `json:"compare,omitempty"`
+	// Missing are the statuses (codes or classes, "404", "4xx") with which
+	// the read says the write is not there; empty means 404 and 410.
+	Missing []string `json:"missing,omitempty"`
+	// Attempts is how many reads were sent (0: the read could not be
+	// made, Error says why); Elapsed the time from the first to the end
+	// of the last. A read with no answer, or a transient one (408, 425,
+	// 429, 5xx), is tried again until the write's read_within.
+	Attempts int           `json:"attempts,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns,omitempty"`
 }
+
+// Key of a ReadBackDone event's Data: how many acknowledged writes were
+// not read back (beyond the runner's bound); their fate is unknown.
+const NotReadBack = "not_read_back"
 
 // Keys of a PhaseEnd event's Data: how many requests the phase's pacer
 // planned, how many the load generator sent, and how many it could have in
