@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/chaoskit/chaoskit/initscan"
+	"github.com/chaoskit/chaoskit/initwrite"
+	"github.com/chaoskit/chaoskit/internal/exitcode"
+)
+
+func newInitCmd() *cobra.Command {
+	var (
+		dir, out, reportDir string
+		baseline, noBuild   bool
+		force, asJSON       bool
+		phase, latency      time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "init [PACKAGE]",
+		Short: "Write a scenario for a Go service from its source, with contracts proposed from a baseline run",
+		Long: `Init reads the service's main package (default .) and the packages of its
+module it imports, with go/packages and their syntax trees; nothing of the
+service runs while it reads. It finds the routes (net/http with Go 1.22
+patterns, chi, gin, echo, gorilla/mux), the dependencies (database/sql with
+its driver, pgx, go-redis, gRPC and HTTP clients) with the flag or environment
+variable each address comes from, how the service is told where to listen,
+its health route, its failpoint markers and its resilience calls.
+
+It writes a scenario: PostgreSQL and Redis started by chaoskit with a proxy
+in front of each, the service built (go build, into bin/ beside the
+scenario) and started with its flags and environment pointed at the
+proxies, load over the GET routes it can fill, and one phase per fault of
+each dependency (latency, down, restart), each followed by a phase to
+recover. Every guess, and everything it could not infer, is a comment in
+the file with the service's line.
+
+--baseline runs the no-fault phase first (and, for routes with path
+parameters, a short run of their listing routes to take example values
+from) and proposes contracts from what it measured: error shares and p99
+bands per route, a time to recover per fault, each marked as a proposal
+with the measured figures beside it; none that the baseline itself fails.`,
+		Example: `  chaoskit init --baseline ./cmd/server
+  chaoskit init -C ../visits --baseline -o chaoskit/visits.yaml
+  chaoskit run chaoskit/visits.yaml
+  chaoskit init --json ./...`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pkg := "."
+			if len(args) == 1 {
+				pkg = args[0]
+			}
+			svc, err := initscan.Scan(cmd.Context(), dir, pkg)
+			if err != nil {
+				return exitcode.Wrap(exitcode.Invalid, err)
+			}
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(svc)
+			}
+			if out == "" {
+				out = filepath.Join("chaoskit", svc.Name+".yaml")
+			}
+			if _, err := os.Lstat(out); err == nil && !force {
+				return usageError("%s exists: init does not overwrite a scenario (give -o another file, or --force)", out)
+			}
+			fmt.Fprintf(stderr, "init: %s: %d routes, %d dependencies, %d failpoints, %d resilience calls\n",
+				svc.Package, len(svc.Routes), len(svc.Deps), len(svc.Points), len(svc.Resilience))
+			d, err := initwrite.Write(cmd.Context(), svc, initwrite.Config{
+				Options: initwrite.Options{Phase: phase, Latency: latency}, Out: out, ReportDir: reportDir,
+				Build: !noBuild, Baseline: baseline, Progress: stderr})
+			if err != nil {
+				return err
+			}
+			for _, n := range d.Notes {
+				fmt.Fprintf(stderr, "init: %s\n", n)
+			}
+			if baseline {
+				fmt.Fprintf(stderr, "init: proposed %d contracts from the baseline (%d left out: the baseline itself did not pass them)\n", len(d.Proposals), len(d.Dropped))
+			}
+			fmt.Fprintf(stdout, "wrote %s\nnext: chaoskit run %s\n", out, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&dir, "dir", "C", "", "read the service from this directory (its module)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the scenario file to write (default chaoskit/NAME.yaml)")
+	cmd.Flags().StringVar(&reportDir, "report-dir", filepath.Join("out", "init"), "directory for the baseline's run directories")
+	cmd.Flags().BoolVar(&baseline, "baseline", false, "run the no-fault phase first and propose contracts from what it measured")
+	cmd.Flags().BoolVar(&noBuild, "no-build", false, "do not build the service (the scenario runs bin/NAME beside it)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite the scenario file if it exists")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what the scan found as JSON and write nothing")
+	cmd.Flags().DurationVar(&phase, "phase", 3*time.Second, "length of each phase")
+	cmd.Flags().DurationVar(&latency, "latency", 300*time.Millisecond, "delay of each dependency's latency fault")
+	return cmd
+}

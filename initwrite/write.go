@@ -1,0 +1,196 @@
+package initwrite
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/initscan"
+)
+
+// Config says where init writes and whether it runs the baseline.
+type Config struct {
+	Options
+	// Out is the scenario file to write; the service's executable goes to
+	// bin/ beside it.
+	Out string
+	// ReportDir receives the baseline's run directories.
+	ReportDir string
+	// Build makes the executable (go build); Baseline also runs it.
+	Build, Baseline bool
+	// Progress receives what init does, and the runs' progress.
+	Progress io.Writer
+}
+
+// DiscoverPhase is how long the run that reads listings for path values
+// lasts.
+const DiscoverPhase = time.Second
+
+// Write drafts the scenario for svc, builds the service, runs the
+// baseline when asked, and writes the scenario to cfg.Out.
+func Write(ctx context.Context, svc *initscan.Service, cfg Config) (*Draft, error) {
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	dir := filepath.Dir(cfg.Out)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cfg.Binary = "./bin/" + svc.Name
+	d := New(svc, cfg.Options)
+	d.Fill(nil)
+	if cfg.Build || cfg.Baseline {
+		if !svc.Main {
+			return nil, fmt.Errorf("%s is package %s, not a main package: init builds and runs only a program (give the service's main package, or --no-build without --baseline)", svc.Package, lastName(svc.Package))
+		}
+		bin := filepath.Join(dir, "bin", svc.Name)
+		fmt.Fprintf(cfg.Progress, "init: go build -o %s %s\n", bin, svc.Package)
+		if err := build(ctx, svc.Dir, svc.Package, bin); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Baseline {
+		if err := d.baseline(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(cfg.Out, d.YAML(), 0o644); err != nil {
+		return nil, err
+	}
+	if err := validate(cfg.Out); err != nil {
+		return d, fmt.Errorf("the scenario init wrote does not load (a bug of init): %w", err)
+	}
+	return d, nil
+}
+
+func lastName(p string) string { return p[strings.LastIndex(p, "/")+1:] }
+
+// build makes the service's executable.
+func build(ctx context.Context, dir, pkg, out string) error {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", abs, pkg)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v: %s", pkg, err, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// baseline runs the scenario's no-fault phase: first, when routes have
+// path parameters, a short run of their listings to read example values
+// from, then the baseline itself, whose figures the contracts are
+// proposed from.
+func (d *Draft) baseline(ctx context.Context, cfg Config) error {
+	dir := filepath.Dir(cfg.Out)
+	run := func(suffix string, yaml []byte) (string, error) {
+		path := filepath.Join(dir, "."+d.Name+"-"+suffix+".yaml")
+		if err := os.WriteFile(path, yaml, 0o644); err != nil {
+			return "", err
+		}
+		defer os.Remove(path)
+		fmt.Fprintf(cfg.Progress, "init: running the %s phase of %s\n", suffix, d.Name)
+		return runFile(ctx, path, cfg.ReportDir, cfg.Progress)
+	}
+	var listings []*LoadRoute
+	for _, lr := range d.Routes {
+		if len(lr.Route.Params) > 0 && lr.Listing != nil && !slices.Contains(listings, lr.Listing) {
+			listings = append(listings, lr.Listing)
+		}
+	}
+	if len(listings) > 0 {
+		runDir, err := run("discover", d.render(&Only{Name: d.Name + "-discover", Routes: listings, Phase: DiscoverPhase}))
+		if err != nil {
+			return err
+		}
+		bodies := map[string]string{}
+		if err := eachRequest(runDir, func(r request) {
+			if r.status/100 == 2 && r.body != "" && len(r.tags) > 0 && bodies[r.tags[0]] == "" {
+				bodies[r.tags[0]] = r.body
+			}
+		}); err != nil {
+			return err
+		}
+		values := map[*LoadRoute]map[string][]string{}
+		for _, lr := range d.Routes {
+			if lr.Listing == nil || len(lr.Route.Params) == 0 {
+				continue
+			}
+			values[lr] = map[string][]string{}
+			for _, p := range lr.Route.Params {
+				if vs := ValuesFrom([]byte(bodies[lr.Listing.Tag]), p); len(vs) > 0 {
+					values[lr][p] = vs
+					d.Discovered = append(d.Discovered, fmt.Sprintf("{%s} of GET %s: %s, read from the first answer of GET %s", p, lr.Route.Path,
+						strings.Join(vs, ", "), lr.Listing.Route.Path))
+				}
+			}
+		}
+		d.Fill(values)
+	}
+	runDir, err := run(BaselinePhase, d.render(&Only{Name: d.Name + "-" + BaselinePhase}))
+	if err != nil {
+		return err
+	}
+	m := &Measurement{RunDir: runDir, When: time.Now(), Routes: map[string]*RouteStats{}}
+	if err := eachRequest(runDir, func(r request) {
+		if r.phase == BaselinePhase && len(r.tags) > 0 {
+			m.add(r.tags[0], r.status, r.latency)
+		}
+	}); err != nil {
+		return err
+	}
+	d.Propose(m)
+	return d.checkOnBaseline(dir, runDir)
+}
+
+// checkOnBaseline judges every band on the baseline phase itself and
+// drops those that do not pass there: init never proposes a contract its
+// own baseline fails.
+func (d *Draft) checkOnBaseline(dir, runDir string) error {
+	var b strings.Builder
+	b.Write(d.render(&Only{Name: d.Name + "-" + BaselinePhase}))
+	b.WriteString("contracts:\n")
+	for i, p := range d.Proposals {
+		if !p.Bands {
+			continue
+		}
+		fmt.Fprintf(&b, "  - name: %q\n    phase: %s\n", fmt.Sprint(i), BaselinePhase)
+		if p.Settle > 0 {
+			fmt.Fprintf(&b, "    settle: %s\n", p.Settle)
+		}
+		if p.Tag != "" {
+			fmt.Fprintf(&b, "    requests: {tag: %s}\n", p.Tag)
+		}
+		b.WriteString("    expect:\n")
+		for _, e := range p.Expect {
+			fmt.Fprintf(&b, "      - %s\n", e)
+		}
+	}
+	verdicts, err := judge(filepath.Join(dir, "."+d.Name+"-check.yaml"), []byte(b.String()), runDir)
+	if err != nil {
+		return fmt.Errorf("judging the proposals on the baseline: %w", err)
+	}
+	kept := d.Proposals[:0]
+	for i, p := range d.Proposals {
+		v, judged := verdicts[fmt.Sprint(i)]
+		if !p.Bands || !judged || v.outcome == "pass" {
+			kept = append(kept, p)
+			continue
+		}
+		why := v.measured + " against " + v.expected
+		if v.reason != "" {
+			why = v.reason
+		}
+		d.Dropped = append(d.Dropped, fmt.Sprintf("%q: on the baseline itself it is %s (%s)", p.Name, v.outcome, why))
+	}
+	d.Proposals = kept
+	return nil
+}
