@@ -71,7 +71,8 @@ func judge(path string, yaml []byte, runDir string) (map[string]judgement, error
 		return nil, err
 	}
 	out := map[string]judgement{}
-	for _, v := range harness.Judge(sc, st) {
+	rep := harness.ScenarioReport(sc, st, runDir, nil)
+	for _, v := range rep.Contracts {
 		out[v.Name] = judgement{outcome: string(v.Outcome), measured: v.Measured, expected: v.Expected, reason: v.Reason}
 	}
 	return out, nil
