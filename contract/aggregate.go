@@ -69,6 +69,17 @@ func (a *latencyAcc) add(r *timeline.Request, in bool, k *classed) {
 	}
 }
 
+func (a *latencyAcc) figure() figure {
+	f := figure{samples: a.lat.count()}
+	if f.samples == 0 {
+		f.none = "no requests in the window"
+		return f
+	}
+	got := a.c.measure(a.lat)
+	f.v, f.shown = float64(got), fmtDur(got)
+	return f
+}
+
 func (a *latencyAcc) result() CheckResult {
 	c := a.c
 	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.lat.count()}
@@ -101,31 +112,50 @@ type rateCheck struct {
 	wantText string
 }
 
-func (c *rateCheck) start(w *window) acc {
-	return eventCheck(func() CheckResult {
-		res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: w.n}
-		got := float64(w.n)
-		res.Measured = strconv.Itoa(w.n)
-		if c.what == "rps" {
-			got /= w.end.Sub(w.start).Seconds()
-			res.Measured = strconv.FormatFloat(got, 'f', 1, 64) + "/s"
-		}
-		res.Margin = margin(got, c.op, c.want)
-		res.Outcome = outcome(compare(got, c.op, c.want))
-		return res
-	})
+// rateAcc counts the window's requests.
+type rateAcc struct {
+	c *rateCheck
+	w *window
+	n int
+}
+
+func (c *rateCheck) start(w *window) acc { return &rateAcc{c: c, w: w} }
+
+func (a *rateAcc) add(_ *timeline.Request, in bool, _ *classed) {
+	if in {
+		a.n++
+	}
+}
+
+func (a *rateAcc) figure() figure {
+	f := figure{v: float64(a.n), shown: strconv.Itoa(a.n), samples: a.n}
+	if a.c.what == "rps" {
+		f.v /= a.w.end.Sub(a.w.start).Seconds()
+		f.shown = fmtNum(f.v) + "/s"
+	}
+	return f
+}
+
+func (a *rateAcc) result() CheckResult {
+	c := a.c
+	f := a.figure()
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.n, Measured: f.shown}
+	res.Margin = margin(f.v, c.op, c.want)
+	res.Outcome = outcome(compare(f.v, c.op, c.want))
+	return res
 }
 
 // shareCheck is a share of the window's requests of a class
 // (`fallback >= 99%`, `fallback("cache") >= 90%`) or with a status
 // (`status 5xx <= 1%`).
 type shareCheck struct {
-	src    string
-	class  Class
-	source string
-	status *StatusRange
-	op     string
-	want   float64
+	src      string
+	class    Class
+	source   string
+	status   *StatusRange
+	op       string
+	want     float64
+	wantText string
 }
 
 func (c *shareCheck) in(r *timeline.Request, k *classed) bool {
@@ -163,9 +193,20 @@ func (a *shareAcc) add(r *timeline.Request, in bool, k *classed) {
 	}
 }
 
+func (a *shareAcc) figure() figure {
+	f := figure{samples: a.n, matched: a.in, viol: a.viol}
+	if a.n == 0 {
+		f.none = "no requests in the window"
+		return f
+	}
+	f.v = 100 * float64(a.in) / float64(a.n)
+	f.shown = fmt.Sprintf("%s (%d/%d)", formatPct(f.v), a.in, a.n)
+	return f
+}
+
 func (a *shareAcc) result() CheckResult {
 	c := a.c
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: a.n}
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.n}
 	if a.n == 0 {
 		return noRequests(res)
 	}

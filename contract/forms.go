@@ -20,10 +20,10 @@ const (
 )
 
 var (
-	latencyForm = regexp.MustCompile(`^(?:p\(\s*` + numPat + `\s*\)|p([0-9]+)|(avg|mean|med|min|max))(?:\s+latency)?\s*` + opPat + `\s*(\S+)$`)
-	rateForm    = regexp.MustCompile(`^(rps|count)\s*` + opPat + `\s*(\S+)$`)
-	classForm   = regexp.MustCompile(`^(primary|fallback|rejected|error|timeout)` + argsPat + `\s*` + opPat + `\s*(\S+)$`)
-	statusForm  = regexp.MustCompile(`^status\s+([0-9]{3}|[1-5]xx)\s*` + opPat + `\s*(\S+)$`)
+	latencyForm = regexp.MustCompile(`^(?:p\(\s*` + numPat + `\s*\)|p([0-9]+)|(avg|mean|med|min|max))(?:\s+latency)?\s*` + opPat + `\s*(.+)$`)
+	rateForm    = regexp.MustCompile(`^(rps|count)\s*` + opPat + `\s*(.+)$`)
+	classForm   = regexp.MustCompile(`^(primary|fallback|rejected|error|timeout)` + argsPat + `\s*` + opPat + `\s*(.+)$`)
+	statusForm  = regexp.MustCompile(`^status\s+([0-9]{3}|[1-5]xx)\s*` + opPat + `\s*(.+)$`)
 	staleForm   = regexp.MustCompile(`^stale\s*` + opPat + `\s*(\S+)$`)
 	timeForm    = regexp.MustCompile(`^(time_to_degrade|time_to_recover)` + argsPat + `\s*` + opPat + `\s*(\S+)$`)
 	breakerForm = regexp.MustCompile(`^breaker\(\s*"([^"]+)"\s*\)\s+(opens|closes)\s+within\s+(\S+)(\s+after\s+fault)?$`)
@@ -35,7 +35,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -55,11 +55,17 @@ func compileForm(src string) (check, error) {
 		if c.stat == "" && (c.pct <= 0 || c.pct > 100) {
 			return nil, &SyntaxError{Column: 1, Msg: fmt.Sprintf("percentile %q is not between 0 and 100", firstWord(s)), Hint: "write p50, p90, p99, p999 or p(99.9)"}
 		}
+		if usesBaseline(m[5]) {
+			return newBaselined(src, m[4], m[5], unitDur, c, true)
+		}
 		d, err := durationArg(src, m[5])
 		c.want, c.wantText = d, m[5]
 		return c, err
 	case rateForm.MatchString(s):
 		m := rateForm.FindStringSubmatch(s)
+		if usesBaseline(m[3]) {
+			return newBaselined(src, m[2], m[3], unitNum, &rateCheck{src: src, what: m[1], op: m[2]}, true)
+		}
 		n, err := numberArg(src, m[3])
 		return &rateCheck{src: src, what: m[1], op: m[2], want: n, wantText: m[3]}, err
 	case classForm.MatchString(s):
@@ -68,17 +74,26 @@ func compileForm(src string) (check, error) {
 		if len(names) > 1 {
 			return nil, &SyntaxError{Column: 1, Msg: fmt.Sprintf("%s(...) takes one source name", m[1]), Hint: `write fallback("cache") >= 90%`}
 		}
-		p, err := pctArg(src, m[4])
-		c := &shareCheck{src: src, class: Class(m[1]), op: m[3], want: p}
+		c := &shareCheck{src: src, class: Class(m[1]), op: m[3], wantText: m[4]}
 		if len(names) == 1 {
 			c.source = names[0]
 		}
+		if usesBaseline(m[4]) {
+			return newBaselined(src, m[3], m[4], unitPct, c, true)
+		}
+		var err error
+		c.want, err = pctArg(src, m[4])
 		return c, err
 	case statusForm.MatchString(s):
 		m := statusForm.FindStringSubmatch(s)
 		rng, _ := ParseStatus(m[1])
-		p, err := pctArg(src, m[3])
-		return &shareCheck{src: src, status: &rng, op: m[2], want: p}, err
+		c := &shareCheck{src: src, status: &rng, op: m[2], wantText: m[3]}
+		if usesBaseline(m[3]) {
+			return newBaselined(src, m[2], m[3], unitPct, c, true)
+		}
+		var err error
+		c.want, err = pctArg(src, m[3])
+		return c, err
 	case staleForm.MatchString(s):
 		m := staleForm.FindStringSubmatch(s)
 		if m[1] != "<" && m[1] != "<=" {

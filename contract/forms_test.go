@@ -80,8 +80,8 @@ func TestEvaluateForms(t *testing.T) {
 		{"max passes", Spec{Expect: []string{`max latency <= 2ms`}}, ok, Pass, "2ms"},
 		{"avg fails", Spec{Expect: []string{`avg latency < 1ms`}}, ok, Fail, "2ms"},
 		// Throughput.
-		{"rps passes", Spec{Expect: []string{`rps >= 90`}}, ok, Pass, "100.0/s"},
-		{"rps fails", Spec{Expect: []string{`rps >= 150`}}, ok, Fail, "100.0/s"},
+		{"rps passes", Spec{Expect: []string{`rps >= 90`}}, ok, Pass, "100/s"},
+		{"rps fails", Spec{Expect: []string{`rps >= 150`}}, ok, Fail, "100/s"},
 		{"count passes", Spec{Expect: []string{`count >= 100`}}, ok, Pass, "100"},
 		{"count fails", Spec{Expect: []string{`count > 100`}}, ok, Fail, "100"},
 		// Quantified predicates over the new names.

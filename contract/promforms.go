@@ -25,7 +25,7 @@ import (
 //	histogram_quantile(0.99, chaoskit_demo_request_duration_seconds{route="product"}) < 250ms
 var (
 	metricAggForm = regexp.MustCompile(`^(increase|rate|max|min|avg|last)\(\s*(` + metricNamePat + `)\s*(\{[^}]*\})?\s*\)\s*` + opPat + `\s*(.+)$`)
-	quantileForm  = regexp.MustCompile(`^histogram_quantile\(\s*` + numPat + `\s*,\s*(` + metricNamePat + `)\s*(\{[^}]*\})?\s*\)\s*` + opPat + `\s*(\S+)$`)
+	quantileForm  = regexp.MustCompile(`^histogram_quantile\(\s*` + numPat + `\s*,\s*(` + metricNamePat + `)\s*(\{[^}]*\})?\s*\)\s*` + opPat + `\s*(.+)$`)
 	matcherPat    = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*")\s*(?:,|$)`)
 )
 
@@ -285,6 +285,15 @@ func compileMetricForm(src, s string) (check, error) {
 			return nil, err
 		}
 		c := &quantileCheck{src: src, q: q, sel: sel, op: m[4], wantText: m[5]}
+		if usesBaseline(m[5]) {
+			// A histogram in seconds shows, and bounds, as durations.
+			c.duration = strings.HasSuffix(sel.name, "_seconds")
+			u := unitNum
+			if c.duration {
+				u = unitSec
+			}
+			return newBaselined(src, m[4], m[5], u, c, false)
+		}
 		if durValue.MatchString(m[5]) {
 			d, err := durationArg(src, m[5])
 			c.want, c.duration = d.Seconds(), true
@@ -298,6 +307,9 @@ func compileMetricForm(src, s string) (check, error) {
 	if err != nil {
 		return nil, err
 	}
+	if usesBaseline(m[5]) {
+		return newBaselined(src, m[4], m[5], unitNum, &metricCheck{src: src, fn: m[1], sel: sel, op: m[4]}, false)
+	}
 	prog, err := expr.Compile(m[5], expr.Env(boundEnv{}), expr.AsFloat64())
 	if err != nil {
 		return nil, &SyntaxError{Column: strings.Index(src, m[5]) + 1, Msg: "bad bound: " + firstLine(err.Error()),
@@ -307,8 +319,18 @@ func compileMetricForm(src, s string) (check, error) {
 }
 
 func (c *metricCheck) start(w *window) acc {
-	return eventCheck(func() CheckResult { return c.evaluate(w) })
+	return metricAcc{c, w}
 }
+
+// metricAcc judges a metric form, or gives its figure to a baselined one.
+type metricAcc struct {
+	c *metricCheck
+	w *window
+}
+
+func (metricAcc) add(*timeline.Request, bool, *classed) {}
+func (a metricAcc) result() CheckResult                 { return a.c.evaluate(a.w) }
+func (a metricAcc) figure() figure                      { return a.c.figureOf(a.w) }
 
 func (c *metricCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src}
@@ -322,29 +344,51 @@ func (c *metricCheck) evaluate(w *window) CheckResult {
 		return inconclusive(res, "cannot compute the bound: "+err.Error())
 	}
 	bound, _ := out.(float64)
-	res.Expected = c.op + " " + formatBound(bound)
-	if c.text != formatBound(bound) {
-		res.Expected += " (" + c.text + ")"
+	res.Expected = boundText(c.op, c.text, bound)
+	f := c.figureOf(w)
+	res.Samples = f.samples
+	if f.none != "" {
+		return inconclusive(res, f.none)
 	}
+	res.Measured = f.shown
+	res.Matched = f.matched
+	res.Outcome = outcome(compare(f.v, c.op, bound))
+	res.Margin = margin(f.v, c.op, bound)
+	return res
+}
+
+// boundText is a bound as written and, when it is an expression, its
+// value: "<= 0.05 * count = 17.5".
+func boundText(op, text string, value float64) string {
+	if v := fmtNum(value); v != text {
+		return op + " " + text + " = " + v
+	}
+	return op + " " + text
+}
+
+// figureOf measures the form over w.
+func (c *metricCheck) figureOf(w *window) figure {
+	var f figure
+	secs := w.end.Sub(w.start).Seconds()
 	samples := windowSamples(metricSamples(w.tl), w)
-	var got float64
 	switch c.fn {
 	case "increase", "rate":
 		inc, n := increaseOf(samples, c.sel.name, c.sel, "")
 		if n < 2 {
-			return inconclusive(res, fmt.Sprintf("fewer than two metric samples with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text))
+			f.none = fmt.Sprintf("fewer than two metric samples with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)
+			return f
 		}
-		got = inc[""]
-		res.Samples = n
-		res.Measured = fmt.Sprintf("%s over %s (%d samples, %d requests)", fmtNum(got), fmtDur(w.end.Sub(w.start)), n, w.n)
+		f.v, f.samples = inc[""], n
+		f.shown = fmt.Sprintf("%s over %s (%d samples, %d requests)", fmtNum(f.v), fmtDur(w.end.Sub(w.start)), n, w.n)
 		if c.fn == "rate" {
 			if secs <= 0 {
-				return inconclusive(res, "the window has no length")
+				f.none = "the window has no length"
+				return f
 			}
-			got /= secs
-			res.Measured = fmt.Sprintf("%s/s (%s)", fmtNum(got), res.Measured)
+			f.v /= secs
+			f.shown = fmt.Sprintf("%s/s (%s)", fmtNum(f.v), f.shown)
 		}
-		res.Matched = int(got)
+		f.matched = int(f.v)
 	default:
 		var values []float64
 		var at []time.Time
@@ -363,7 +407,8 @@ func (c *metricCheck) evaluate(w *window) CheckResult {
 			}
 		}
 		if len(values) == 0 {
-			return inconclusive(res, fmt.Sprintf("no metric sample with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text))
+			f.none = fmt.Sprintf("no metric sample with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)
+			return f
 		}
 		i := 0
 		switch c.fn {
@@ -376,19 +421,17 @@ func (c *metricCheck) evaluate(w *window) CheckResult {
 		}
 		if c.fn == "avg" {
 			for _, v := range values {
-				got += v
+				f.v += v
 			}
-			got /= float64(len(values))
-			res.Measured = fmt.Sprintf("%s over %d samples", fmtNum(got), len(values))
+			f.v /= float64(len(values))
+			f.shown = fmt.Sprintf("%s over %d samples", fmtNum(f.v), len(values))
 		} else {
-			got = values[i]
-			res.Measured = fmt.Sprintf("%s at +%s (%d samples)", fmtNum(got), fmtDur(at[i].Sub(w.start)), len(values))
+			f.v = values[i]
+			f.shown = fmt.Sprintf("%s at +%s (%d samples)", fmtNum(f.v), fmtDur(at[i].Sub(w.start)), len(values))
 		}
-		res.Samples = len(values)
+		f.samples = len(values)
 	}
-	res.Outcome = outcome(compare(got, c.op, bound))
-	res.Margin = margin(got, c.op, bound)
-	return res
+	return f
 }
 
 // indexOf returns the index of the value that wins better against every
@@ -403,31 +446,54 @@ func indexOf(values []float64, better func(a, b float64) bool) int {
 	return best
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
 func (c *quantileCheck) start(w *window) acc {
-	return eventCheck(func() CheckResult { return c.evaluate(w) })
+	return quantileAcc{c, w}
+}
+
+// quantileAcc judges histogram_quantile, or gives its figure (in seconds,
+// or the histogram's unit) to a baselined one.
+type quantileAcc struct {
+	c *quantileCheck
+	w *window
+}
+
+func (quantileAcc) add(*timeline.Request, bool, *classed) {}
+func (a quantileAcc) result() CheckResult                 { return a.c.evaluate(a.w) }
+func (a quantileAcc) figure() figure                      { return a.c.figureOf(a.w) }
+
+func (c *quantileCheck) figureOf(w *window) figure {
+	var f figure
+	samples := windowSamples(metricSamples(w.tl), w)
+	inc, n := increaseOf(samples, c.sel.name+"_bucket", c.sel, "le")
+	if n < 2 {
+		f.none = fmt.Sprintf("fewer than two metric samples of histogram %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)
+		return f
+	}
+	q, total, ok := histogramQuantile(c.q, inc)
+	f.samples = int(total)
+	if !ok {
+		f.none = fmt.Sprintf("histogram %s has no observation in the window", c.sel.text)
+		return f
+	}
+	f.v = q
+	if c.duration {
+		f.shown = fmt.Sprintf("%s (of %d observations)", fmtDur(time.Duration(q*float64(time.Second))), int(total))
+	} else {
+		f.shown = fmt.Sprintf("%s (of %d observations)", fmtNum(q), int(total))
+	}
+	return f
 }
 
 func (c *quantileCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText}
-	samples := windowSamples(metricSamples(w.tl), w)
-	inc, n := increaseOf(samples, c.sel.name+"_bucket", c.sel, "le")
-	if n < 2 {
-		return inconclusive(res, fmt.Sprintf("fewer than two metric samples of histogram %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text))
+	f := c.figureOf(w)
+	res.Samples = f.samples
+	if f.none != "" {
+		return inconclusive(res, f.none)
 	}
-	q, total, ok := histogramQuantile(c.q, inc)
-	res.Samples = int(total)
-	if !ok {
-		return inconclusive(res, fmt.Sprintf("histogram %s has no observation in the window", c.sel.text))
-	}
-	if c.duration {
-		res.Measured = fmt.Sprintf("%s (of %d observations)", fmtDur(time.Duration(q*float64(time.Second))), int(total))
-	} else {
-		res.Measured = fmt.Sprintf("%s (of %d observations)", fmtNum(q), int(total))
-	}
-	res.Outcome = outcome(compare(q, c.op, c.want))
-	res.Margin = margin(q, c.op, c.want)
+	res.Measured = f.shown
+	res.Outcome = outcome(compare(f.v, c.op, c.want))
+	res.Margin = margin(f.v, c.op, c.want)
 	return res
 }
 

@@ -94,6 +94,8 @@ type routeTallies struct {
 	classes []StatusRange
 	routes  *routeCache
 	m       map[string]*routeTally
+	// everyClass counts answers of any class, not only primary ones.
+	everyClass bool
 }
 
 func newRouteTallies(classes []StatusRange, routes *routeCache) *routeTallies {
@@ -112,7 +114,7 @@ func (rt *routeTallies) addRoute(route string, r *timeline.Request, k *classed) 
 		rt.m[route] = t
 	}
 	t.n++
-	if c, _ := k.get(); c != Primary {
+	if c, _ := k.get(); c != Primary && !rt.everyClass {
 		return route
 	}
 	for _, c := range rt.classes {
@@ -242,6 +244,16 @@ type shiftCheck struct {
 	baseline string
 	op       string
 	want     float64
+	wantText string
+}
+
+// everyClass says whether the shift counts answers of every class: a 3xx
+// or 4xx counts only when the classification calls it primary (a fault
+// hiding behind it; a 429 called rejected is not hiding), any other status
+// whatever its class (a 5xx is an error or a fast refusal, and its rise is
+// what status_shift("5xx") asks about).
+func (c *shiftCheck) everyClass() bool {
+	return c.status.Lo > 499 || c.status.Hi < 300
 }
 
 func compileShift(src string, m []string) (check, error) {
@@ -250,7 +262,7 @@ func compileShift(src string, m []string) (check, error) {
 		return nil, &SyntaxError{Column: strings.Index(src, m[1]) + 1, Msg: err.Error(), Hint: `write status_shift("4xx") <= 10%`}
 	}
 	p, err := pctArg(src, m[4])
-	return &shiftCheck{src: src, status: rng, baseline: m[2], op: m[3], want: p}, err
+	return &shiftCheck{src: src, status: rng, baseline: m[2], op: m[3], want: p, wantText: m[4]}, err
 }
 
 // shiftAcc tallies routes in the baseline phase and in the window, and
@@ -269,6 +281,9 @@ func (c *shiftCheck) start(w *window) acc {
 	a := &shiftAcc{c: c, w: w, viol: map[string][]Violation{}}
 	classes := []StatusRange{c.status}
 	a.before, a.during = newRouteTallies(classes, w.routes), newRouteTallies(classes, w.routes)
+	if c.everyClass() {
+		a.before.everyClass, a.during.everyClass = true, true
+	}
 	var ok bool
 	if c.baseline != "" {
 		a.base, ok = w.tl.Phase(c.baseline)
@@ -296,7 +311,7 @@ func (a *shiftAcc) add(r *timeline.Request, in bool, k *classed) {
 	}
 	route := a.during.add(r, k)
 	if v := a.viol[route]; len(v) < MaxViolations && a.c.status.Has(r.Status) {
-		if c, _ := k.get(); c == Primary {
+		if c, _ := k.get(); c == Primary || a.c.everyClass() {
 			a.viol[route] = append(v, a.w.violation(r, k))
 		}
 	}
@@ -304,7 +319,7 @@ func (a *shiftAcc) add(r *timeline.Request, in bool, k *classed) {
 
 func (a *shiftAcc) result() CheckResult {
 	c := a.c
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.want), Samples: a.w.n}
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.w.n}
 	if a.noBase != "" {
 		res.Outcome, res.Measured = Inconclusive, "no baseline"
 		res.Reason = a.noBase

@@ -2,7 +2,6 @@ package contract
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -42,6 +41,8 @@ type boundEnv struct {
 	Count   int     `expr:"count"`
 	RPS     float64 `expr:"rps"`
 	Seconds float64 `expr:"seconds"`
+	// Baseline is the same figure in another phase (see baselinedCheck).
+	Baseline func(string) float64 `expr:"baseline"`
 }
 
 func compileIncrease(src string, m []string) (check, error) {
@@ -129,10 +130,7 @@ func (c *increaseCheck) judge(w *window) CheckResult {
 	}
 	out, err := expr.Run(c.bound, env)
 	bound, _ := out.(float64)
-	res.Expected = c.op + " " + formatBound(bound)
-	if c.text != formatBound(bound) {
-		res.Expected += " (" + c.text + ")"
-	}
+	res.Expected = boundText(c.op, c.text, bound)
 	if err != nil {
 		return inconclusive(res, "cannot compute the bound: "+err.Error())
 	}
@@ -142,18 +140,11 @@ func (c *increaseCheck) judge(w *window) CheckResult {
 	inc := last.v - first.v
 	res.Samples = n
 	res.Matched = int(inc)
-	res.Measured = fmt.Sprintf("%s (from %s to %s over %s, %d requests)", strconv.FormatFloat(inc, 'f', -1, 64),
-		strconv.FormatFloat(first.v, 'f', -1, 64), strconv.FormatFloat(last.v, 'f', -1, 64), fmtDur(last.t.Sub(first.t)), w.n)
+	res.Measured = fmt.Sprintf("%s (from %s to %s over %s, %d requests)", fmtNum(inc), fmtNum(first.v), fmtNum(last.v), fmtDur(last.t.Sub(first.t)), w.n)
 	ok := compare(inc, c.op, bound)
 	res.Outcome = outcome(ok)
 	res.Margin = margin(inc, c.op, bound)
 	return res
-}
-
-// formatBound writes a computed bound with at most one decimal: it is
-// compared with a count.
-func formatBound(f float64) string {
-	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
 }
 
 // neverOpensCheck is `breaker("db") never opens`: no state sample in the

@@ -335,6 +335,28 @@ func (v *validator) validateContract(i int, phases map[string]*Phase) {
 	} else if err != nil {
 		v.errorf(at, "", "%v", err)
 	}
+	v.validatePhaseRefs(at, c, phases)
+}
+
+// validatePhaseRefs checks that every phase an expectation names (a
+// baseline, status_shift's baseline phase) is one the scenario has.
+func (v *validator) validatePhaseRefs(at string, c *Contract, phases map[string]*Phase) {
+	names := make([]string, 0, len(phases))
+	for n := range phases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for j, e := range c.Expect {
+		for _, ref := range contract.PhaseRefs(e) {
+			if _, ok := phases[ref.Name]; ok {
+				continue
+			}
+			v.errorf(fmt.Sprintf("%s.expect[%d]", at, j), suggest.Hint(ref.Name, names), "%q names phase %q, which the scenario does not have", e, ref.Name)
+			if ref.Column > 1 {
+				v.errs[len(v.errs)-1].Col += ref.Column - 1
+			}
+		}
+	}
 }
 
 func (v *validator) validateFilter(at string, f RequestFilter) {

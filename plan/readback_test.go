@@ -77,3 +77,34 @@ contracts:
 		}
 	}
 }
+
+func TestBaselinePhaseValidate(t *testing.T) {
+	const src = `name: s
+target:
+  url: http://127.0.0.1:1
+load:
+  rate: 10/s
+  requests:
+    - path: /
+phases:
+  - name: warmup
+    duration: 1s
+  - name: spin
+    duration: 1s
+contracts:
+  - name: c
+    phase: spin
+    expect:
+      - p99 latency <= 1.5 * baseline("warmpu")
+      - status_shift("5xx", "idle") <= 10%
+`
+	_, err := Parse("s.yaml", []byte(src), demoCatalog)
+	for _, want := range []string{
+		`s.yaml:17:40: "p99 latency <= 1.5 * baseline(\"warmpu\")" names phase "warmpu", which the scenario does not have (did you mean "warmup"?)`,
+		`s.yaml:18:30: "status_shift(\"5xx\", \"idle\") <= 10%" names phase "idle"`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
