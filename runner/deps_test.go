@@ -78,6 +78,12 @@ func depsRun(t *testing.T, faults, depEnv string) (*Result, error) {
 
 func depsRunCtx(t *testing.T, ctx context.Context, faults, depEnv string) (*Result, error) {
 	t.Helper()
+	return depsRunOpts(t, ctx, faults, depEnv, Options{})
+}
+
+// depsRunOpts is depsRunCtx with options; Dir and Self are set here.
+func depsRunOpts(t *testing.T, ctx context.Context, faults, depEnv string, opts Options) (*Result, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +97,8 @@ func depsRunCtx(t *testing.T, ctx context.Context, faults, depEnv string) (*Resu
 	// The supervisors are this race-enabled test binary, whose runtime
 	// waits 1s at exit for late race reports: a kill would take that long.
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
-	return Run(ctx, sc, Options{Dir: filepath.Join("out", "run"), Self: "unused"})
+	opts.Dir, opts.Self = filepath.Join("out", "run"), "unused"
+	return Run(ctx, sc, opts)
 }
 
 // events returns the run's events of kind k, as "message point" lines.
@@ -273,13 +280,19 @@ func TestTerminateAndRestart(t *testing.T) {
 }
 
 // An interrupted run switches its proxy fault off, continues its paused
-// target, and stops everything it started.
+// target, and stops everything it started. The interrupt comes once the
+// pause is on, whenever that is: on a busy machine the target may take
+// long to start.
 func TestInterruptRollsBackProxyAndProcessFaults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(700*time.Millisecond, cancel)
-	res, err := depsRunCtx(t, ctx, `      - {proxy: px, action: timeout, after: 100ms}
-      - {process: target, action: pause, after: 300ms}`, "")
+	interrupt := func(e timeline.Event) {
+		if e.Kind == timeline.FaultOn && e.Point == "process/target" {
+			cancel()
+		}
+	}
+	res, err := depsRunOpts(t, ctx, `      - {proxy: px, action: timeout, after: 100ms}
+      - {process: target, action: pause, after: 300ms}`, "", Options{onEvent: interrupt})
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}

@@ -76,6 +76,10 @@ type Options struct {
 	// ready before it): shards started at different times, as a CI matrix
 	// or a Kubernetes Indexed Job starts them, run their phases together.
 	StartAt time.Time
+
+	// onEvent, when set, sees each event as it is recorded: a test that
+	// needs an order waits for the event rather than for a sleep.
+	onEvent func(timeline.Event)
 }
 
 // Result is what a run recorded. Timeline holds the run's meta and events
@@ -538,6 +542,9 @@ func (r *run) event(e timeline.Event) {
 	r.tlMu.Unlock()
 	if err := r.tw.Event(e); err != nil {
 		r.writeFailed(timeline.FileName, err)
+	}
+	if r.opts.onEvent != nil {
+		r.opts.onEvent(e)
 	}
 }
 
