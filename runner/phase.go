@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -55,14 +56,11 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}
 	targeter := func(t *vegeta.Target) error {
 		q := reqs.next()
-		h := make(http.Header, len(q.Headers)+1)
+		h := make(http.Header, len(q.Headers))
 		for k, v := range q.Headers {
 			h.Set(k, v)
 		}
-		if len(q.Tags) > 0 {
-			h.Set(tagHeader, strings.Join(q.Tags, ","))
-		}
-		*t = vegeta.Target{Method: q.Method, URL: r.tgt.baseURL + q.Path, Header: h, Body: q.Body}
+		*t = vegeta.Target{Method: q.Method, URL: withTemplate(r.tgt.baseURL+q.Path, q), Header: h, Body: q.Body}
 		return nil
 	}
 
@@ -353,15 +351,47 @@ func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot,
 	return line
 }
 
-// tagHeader carries a request's tags from the targeter to its result: the
-// transport copies it from the request to the response.
-const tagHeader = "X-Chaoskit-Tags"
+// templateMark starts the fragment of a request's target URL in which
+// the request carries what its template gave it besides method and path:
+// its tags. A fragment is never sent, yet vegeta hands the URL back in the
+// request's result whatever became of it, so a request that got no
+// response (a timeout, a refused connection, a reset) keeps its tags as
+// one that got an answer does, and every window that selects them counts
+// it.
+const templateMark = "#chaoskit-template?"
+
+// withTemplate returns u with q's tags in its fragment.
+func withTemplate(u string, q plan.Request) string {
+	if len(q.Tags) == 0 {
+		return u
+	}
+	return u + templateMark + url.Values{"tags": {strings.Join(q.Tags, ",")}}.Encode()
+}
+
+// fromTemplate takes the fragment withTemplate added out of res's URL and
+// error, and returns the tags it held.
+func fromTemplate(res *vegeta.Result) []string {
+	i := strings.LastIndex(res.URL, templateMark)
+	if i < 0 {
+		return nil
+	}
+	frag := res.URL[i:]
+	res.URL = res.URL[:i]
+	if res.Error != "" {
+		res.Error = strings.ReplaceAll(res.Error, frag, "")
+	}
+	v, err := url.ParseQuery(frag[len(templateMark):])
+	if err != nil || v.Get("tags") == "" {
+		return nil
+	}
+	return strings.Split(v.Get("tags"), ",")
+}
 
 // alwaysKept says which response headers every timeline keeps: the demo's
 // X-Chaoskit-* headers, Retry-After and Content-Type. Options.Headers adds
 // the ones a scenario names.
 func alwaysKept(name string) bool {
-	return (strings.HasPrefix(name, "X-Chaoskit-") && name != tagHeader) || name == "Retry-After" || name == "Content-Type"
+	return strings.HasPrefix(name, "X-Chaoskit-") || name == "Retry-After" || name == "Content-Type"
 }
 
 // Bounds on the headers a request keeps, so that a service answering with
@@ -375,7 +405,7 @@ const (
 // timeline keeps.
 func headerFilter(o Options) func(string) bool {
 	if o.AllHeaders {
-		return func(name string) bool { return name != tagHeader }
+		return func(string) bool { return true }
 	}
 	named := map[string]bool{}
 	for _, h := range o.Headers {
@@ -459,11 +489,7 @@ func (r *run) flushRecord() {
 // file, and returns its class. q is the recorder's scratch request,
 // reused from one result to the next.
 func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request) timeline.Class {
-	var tags []string
-	if t := res.Headers.Get(tagHeader); t != "" {
-		tags = strings.Split(t, ",")
-		res.Headers.Del(tagHeader)
-	}
+	tags := fromTemplate(res)
 	// One numbering across the run's phases, in send order: vegeta numbers
 	// each attack's hits from 0 as it sends them, and `vegeta plot` draws
 	// one point per number, in the order of the numbers. A request's Seq on
@@ -538,7 +564,7 @@ func newClient(stop context.Context, l plan.Load) (client *http.Client, done fun
 	tr.Protocols = &protos
 	client = &http.Client{
 		Timeout:       l.Timeout.D(),
-		Transport:     tagTransport{tr},
+		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	unhook := func() bool { return false }
@@ -608,21 +634,4 @@ func (c *trackedConn) Close() error {
 		c.open.mu.Unlock()
 	})
 	return c.Conn.Close()
-}
-
-// tagTransport strips the tag header from a request and hands it back on
-// the response, where the result recorder finds it.
-type tagTransport struct{ *http.Transport }
-
-func (t tagTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	tags := req.Header.Get(tagHeader)
-	if tags != "" {
-		req = req.Clone(req.Context())
-		req.Header.Del(tagHeader)
-	}
-	resp, err := t.Transport.RoundTrip(req)
-	if err == nil && tags != "" {
-		resp.Header.Set(tagHeader, tags)
-	}
-	return resp, err
 }
