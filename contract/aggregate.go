@@ -237,6 +237,8 @@ type staleAcc struct {
 	oldest   time.Duration
 	bad      int
 	firstBad error
+	// noAge counts fallback answers that state no age at all.
+	noAge int
 }
 
 func (c *staleCheck) start(w *window) acc {
@@ -263,6 +265,9 @@ func (a *staleAcc) add(r *timeline.Request, in bool, k *classed) {
 		return
 	}
 	if !ok {
+		if c, _ := k.get(); c == Fallback {
+			a.noAge++
+		}
 		return
 	}
 	res.Samples++
@@ -276,6 +281,13 @@ func (a *staleAcc) add(r *timeline.Request, in bool, k *classed) {
 
 func (a *staleAcc) result() CheckResult {
 	res, c := a.res, a.c
+	if res.Samples == 0 && a.noAge > 0 {
+		// Fallbacks answered, and none said how old it was: they may be
+		// copies of any age.
+		res.Measured = fmt.Sprintf("no age stated by %d fallback answers", a.noAge)
+		return inconclusive(res, fmt.Sprintf("%d fallback answers in the window and none states an age (age header %s): how old the copies served were is unknown; name the service's header in classify.age_header",
+			a.noAge, a.w.spec.Classify.ageHeader()))
+	}
 	if res.Samples == 0 {
 		// Nothing served from a copy cannot serve a stale one.
 		res.Outcome, res.Measured, res.Margin = Pass, "no copies served", 100

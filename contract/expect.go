@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -63,11 +64,14 @@ type reqEnv struct {
 	Faults []string `expr:"faults"`
 	// Header returns a kept response header, "" when absent.
 	Header func(string) string `expr:"header"`
-	// JSON returns the value at a dotted path in the JSON body, or nil.
-	JSON func(string) any `expr:"json"`
+	// JSON returns the value at a dotted path in the JSON body, nil when
+	// the path is not there; an error, which breaks the predicate, when
+	// the body is not JSON or was not kept.
+	JSON func(string) (any, error) `expr:"json"`
 	// Baseline returns the body this request's target got in the named
-	// earlier phase (its last 2xx response there), or nil.
-	Baseline func(string) any `expr:"baseline"`
+	// phase (its last 2xx response there); an error, which breaks the
+	// predicate, when it got none there.
+	Baseline func(string) (any, error) `expr:"baseline"`
 }
 
 // predicateNames is the hint a predicate error carries.
@@ -230,8 +234,13 @@ type quantifiedAcc struct {
 func (c *quantifiedCheck) start(w *window) acc {
 	a := &quantifiedAcc{c: c, w: w, res: CheckResult{Expect: c.src, Expected: c.op + " " + formatPct(c.percent)}}
 	a.env.Header = func(name string) string { return a.cur.Header(name) }
-	a.env.JSON = func(path string) any { v, _ := JSONPath(a.cur.Body, path); return v }
-	a.env.Baseline = func(phase string) any { return w.baseline(phase, a.cur.Target) }
+	a.env.JSON = func(path string) (any, error) { return bodyJSON(a.cur, path) }
+	a.env.Baseline = func(phase string) (any, error) {
+		if b := w.baseline(phase, a.cur.Target); b != nil {
+			return b, nil
+		}
+		return nil, fmt.Errorf("no baseline: %s got no 2xx answer in phase %q to compare with", a.cur.Target, phase)
+	}
 	return a
 }
 
@@ -267,8 +276,36 @@ func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
 		return
 	}
 	if len(res.Violations) < MaxViolations {
-		res.Violations = append(res.Violations, w.violation(r, k))
+		v := w.violation(r, k)
+		if err != nil {
+			// What the predicate could not read: a body that is not
+			// JSON, a baseline that is not there.
+			v.Detail = firstLine(err.Error())
+			var fe *file.Error
+			if errors.As(err, &fe) {
+				v.Detail = fe.Message
+			}
+		}
+		res.Violations = append(res.Violations, v)
 	}
+}
+
+// bodyJSON is json("path") of r: the value at path in its JSON body, nil
+// when the body has no such path, an error when the body is not JSON or
+// was not kept, so that no predicate passes on what it could not read.
+func bodyJSON(r *timeline.Request, path string) (any, error) {
+	if v, ok := JSONPath(r.Body, path); ok {
+		return v, nil
+	}
+	switch {
+	case r.BodySize > timeline.MaxBody:
+		return nil, fmt.Errorf("json(%q): the body (%d bytes) was not kept, the run keeps %d", path, r.BodySize, timeline.MaxBody)
+	case r.Body == "":
+		return nil, fmt.Errorf("json(%q): the response has no body", path)
+	case !json.Valid([]byte(r.Body)):
+		return nil, fmt.Errorf("json(%q): the body is not JSON", path)
+	}
+	return nil, nil
 }
 
 func (a *quantifiedAcc) result() CheckResult {

@@ -204,6 +204,22 @@ func windowSamples(all []metricSample, w *window) []metricSample {
 	return out
 }
 
+// seriesTimes are the times of the samples that hold a series of family
+// name matching sel.
+func seriesTimes(samples []metricSample, name string, sel selector) []time.Time {
+	var out []time.Time
+	for _, s := range samples {
+		found := false
+		s.series(name, func(labels map[string]any, _ float64) {
+			found = found || sel.matches(labels)
+		})
+		if found {
+			out = append(out, s.t)
+		}
+	}
+	return out
+}
+
 // increaseOf is how much the matching series of family name grew over
 // samples, summed over series, with counter resets (a value that falls)
 // counted as a restart from zero. A series first seen after the first
@@ -367,10 +383,16 @@ func boundText(op, text string, value float64) string {
 }
 
 // figureOf measures the form over w.
-func (c *metricCheck) figureOf(w *window) figure {
-	var f figure
+func (c *metricCheck) figureOf(w *window) (f figure) {
 	secs := w.end.Sub(w.start).Seconds()
 	samples := windowSamples(metricSamples(w.tl), w)
+	defer func() {
+		if f.none == "" {
+			if why := gapReason("the metric samples with "+c.sel.text, seriesTimes(samples, c.sel.name, c.sel), w.start, w.end); why != "" {
+				f = figure{none: why, samples: f.samples}
+			}
+		}
+	}()
 	switch c.fn {
 	case "increase", "rate":
 		inc, n := increaseOf(samples, c.sel.name, c.sel, "")
@@ -461,9 +483,15 @@ func (quantileAcc) add(*timeline.Request, bool, *classed) {}
 func (a quantileAcc) result() CheckResult                 { return a.c.evaluate(a.w) }
 func (a quantileAcc) figure() figure                      { return a.c.figureOf(a.w) }
 
-func (c *quantileCheck) figureOf(w *window) figure {
-	var f figure
+func (c *quantileCheck) figureOf(w *window) (f figure) {
 	samples := windowSamples(metricSamples(w.tl), w)
+	defer func() {
+		if f.none == "" {
+			if why := gapReason("the metric samples of histogram "+c.sel.text, seriesTimes(samples, c.sel.name+"_bucket", c.sel), w.start, w.end); why != "" {
+				f = figure{none: why, samples: f.samples}
+			}
+		}
+	}()
 	inc, n := increaseOf(samples, c.sel.name+"_bucket", c.sel, "le")
 	if n < 2 {
 		f.none = fmt.Sprintf("fewer than two metric samples of histogram %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)

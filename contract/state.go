@@ -137,6 +137,13 @@ func (c *increaseCheck) judge(w *window) CheckResult {
 	if first == nil || last == nil || first == last {
 		return inconclusive(res, fmt.Sprintf("the timeline holds fewer than two state samples with %q in the window; the target must serve it on its state endpoint", c.path))
 	}
+	times := make([]time.Time, len(samples))
+	for i := range samples {
+		times[i] = samples[i].t
+	}
+	if why := gapReason(fmt.Sprintf("the state samples with %q", c.path), times, w.start, w.end); why != "" {
+		return inconclusive(res, why)
+	}
 	inc := last.v - first.v
 	res.Samples = n
 	res.Matched = int(inc)
@@ -179,6 +186,15 @@ func (c *neverOpensCheck) judge(w *window) CheckResult {
 	res.Samples = n
 	if n == 0 {
 		return inconclusive(res, fmt.Sprintf("no state sample of breaker %q in the window; the target must serve its state endpoint", c.name))
+	}
+	times := make([]time.Time, 0, len(samples))
+	for _, s := range samples {
+		times = append(times, s.Time)
+	}
+	if why := gapReason(fmt.Sprintf("the samples of breaker %q", c.name), times, w.start, w.end); why != "" {
+		// It may have opened in the gap.
+		res.Measured = fmt.Sprintf("closed in all %d samples", n)
+		return inconclusive(res, why)
 	}
 	res.Measured = fmt.Sprintf("closed in all %d samples", n)
 	res.Outcome, res.Margin = Pass, 100

@@ -1,0 +1,109 @@
+package contract
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// TestMissingData holds one row per line of the missing-data table in
+// docs/contracts.md: what each predicate and figure answers when the data
+// it reads is not there. None of them passes on what it could not read.
+func TestMissingData(t *testing.T) {
+	textBody := func(r *timeline.Request) { r.Body, r.BodySize = "temporarily degraded", 20 }
+	bigBody := func(r *timeline.Request) { r.Body, r.BodySize = "", timeline.MaxBody+1 }
+	noAge := func(r *timeline.Request) {
+		served(r, 200, "cache", time.Millisecond)
+		delete(r.Headers, "X-Chaoskit-Age")
+	}
+	// dropMetrics removes the metric samples between from and to (offsets
+	// from the run's start): the endpoint did not answer then.
+	dropMetrics := func(s *shop, from, to time.Duration) *timeline.Timeline {
+		var keep []timeline.Event
+		for _, e := range s.tl.Events {
+			if (e.Kind == timeline.Metrics || e.Kind == timeline.State) && e.Time.After(t0.Add(from)) && e.Time.Before(t0.Add(to)) {
+				continue
+			}
+			keep = append(keep, e)
+		}
+		s.tl.Events = keep
+		return s.tl
+	}
+	counter := func(s *shop) *shop {
+		for at := time.Duration(0); at <= 3*time.Second; at += 100 * time.Millisecond {
+			s.event(timeline.Event{Time: t0.Add(at), Kind: timeline.State, Data: map[string]any{"db": map[string]any{"calls": float64(at / time.Millisecond)}}})
+		}
+		return s
+	}
+	ok := newShop(10, normal).tl
+	tests := []struct {
+		row    string
+		spec   Spec
+		tl     *timeline.Timeline
+		want   Outcome
+		substr string // in the measured figure, the reason or the first violation's detail
+	}{
+		{"absent header reads as empty", Spec{Expect: []string{`header("X-Cache") == "HIT" for >= 99%`}}, ok, Fail, "0% (0/100)"},
+		{"body not JSON breaks json()", Spec{Expect: []string{`json("degraded") != true for == 100%`}}, newShop(10, faultPhase(all, textBody)).tl, Fail, `json("degraded"): the body is not JSON`},
+		{"body not kept breaks json()", Spec{Expect: []string{`json("degraded") != true for == 100%`}}, newShop(10, faultPhase(all, bigBody)).tl, Fail, "was not kept"},
+		{"no body breaks json()", Spec{Expect: []string{`json("id") >= 0 for == 100%`}}, newShop(10, faultPhase(every(2), slow503)).tl, Fail, "the response has no body"},
+		{"a path the JSON body lacks is nil", Spec{Expect: []string{`json("missing") == nil for == 100%`}}, ok, Pass, "100% (100/100)"},
+		{"no baseline body breaks baseline()", Spec{Expect: []string{`body != baseline("warmup") for == 100%`}}, func() *timeline.Timeline {
+			tl := newShop(10, normal).tl
+			for i := range tl.Requests {
+				if tl.Requests[i].Phase == "warmup" {
+					tl.Requests[i].Target = "GET /other"
+				}
+			}
+			return tl
+		}(), Fail, `no baseline: GET /products/`},
+		{"unparsable age fails stale", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(2), badAge("soon"))).tl, Fail, "state no age"},
+		{"unparsable age breaks age predicates", Spec{Expect: []string{`age >= 0s for == 100%`}}, newShop(10, faultPhase(every(2), badAge("-5"))).tl, Fail, "50% (50/100)"},
+		{"fallbacks that state no age leave stale unknown", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(all, noAge)).tl, Inconclusive, "none states an age"},
+		{"no copy served passes stale", Spec{Phase: "warmup", Expect: []string{`stale <= 30s`}}, ok, Pass, "no copies served"},
+		{"absent metric", Spec{Phase: "recovery", Expect: []string{`rate(process_cpu_seconds_total) <= 0.5`}}, ok, Inconclusive, "fewer than two metric samples"},
+		{"gap in metric samples", Spec{Phase: "recovery", Expect: []string{`max(process_cpu_seconds_total) <= 100`}},
+			dropMetrics(newShop(10, normal).cpu(spin), 2200*time.Millisecond, 2900*time.Millisecond), Inconclusive, "leave a gap of 700ms (from +200ms)"},
+		{"gap in metric samples of a baseline", Spec{Phase: "recovery", Expect: []string{`rate(process_cpu_seconds_total) <= 2 * baseline("warmup")`}},
+			dropMetrics(newShop(10, normal).cpu(spin), 100*time.Millisecond, 900*time.Millisecond), Inconclusive, `baseline("warmup") has no figure`},
+		{"gap in breaker samples", Spec{Phase: "recovery", Expect: []string{`breaker("db") never opens`}},
+			dropMetrics(newShop(10, normal).breaker(breakerOpen(time.Hour, time.Hour)), 2300*time.Millisecond, 3100*time.Millisecond), Inconclusive, "leave a gap of 700ms (from +300ms)"},
+		{"gap in state counter samples", Spec{Phase: "recovery", Expect: []string{`increase("db.calls") <= 10 * count`}},
+			dropMetrics(counter(newShop(10, normal)), 2100*time.Millisecond, 2800*time.Millisecond), Inconclusive, "leave a gap of"},
+		{"state counters sampled throughout", Spec{Phase: "recovery", Expect: []string{`increase("db.calls") <= 10 * count`}}, counter(newShop(10, normal)).tl, Pass, "1000"},
+		{"window with too few requests", Spec{MinSamples: 101, Expect: []string{`p99 < 1s`}}, ok, Inconclusive, "fewer than min_samples 101"},
+		{"window with no requests", Spec{Requests: Filter{Path: "/none"}, Expect: []string{`fallback >= 99%`}}, ok, Inconclusive, "no requests in the window"},
+		{"baseline phase with too few requests", Spec{Expect: []string{`p99 <= 2 * baseline("warmup")`}}, func() *timeline.Timeline {
+			tl := newShop(10, normal).tl
+			tl.Requests = tl.Requests[95:]
+			return tl
+		}(), Inconclusive, "rests on 5 requests, fewer than min_samples 50"},
+		{"no state samples", Spec{Expect: []string{`breaker("db") opens within 1s`}}, ok, Inconclusive, "no data"},
+		{"no route to compare a status shift", Spec{Requests: Filter{Path: "/products/1"}, MinSamples: 5, Expect: []string{`status_shift("5xx") <= 5%`}}, ok, Inconclusive, "no route has 20 requests"},
+		{"writes never read back", Spec{Expect: []string{`lost_writes == 0`}}, ok, Inconclusive, "read no writes back"},
+		{"fault marker never fired", Spec{Expect: []string{`fallback >= 99%`}}, newShop(0, normal).tl, Inconclusive, "never fired"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.row, func(t *testing.T) {
+			tt.spec.Name = tt.row
+			if tt.spec.Phase == "" && !strings.Contains(tt.spec.Expect[0], "lost_writes") {
+				tt.spec.Phase = "fault"
+			}
+			c, err := Compile(tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := c.Evaluate(tt.tl)
+			ch := v.Checks[0]
+			text := ch.Measured + " | " + ch.Reason + " | " + v.Reason
+			if len(ch.Violations) > 0 {
+				text += " | " + ch.Violations[0].Detail
+			}
+			if v.Outcome != tt.want || !strings.Contains(text, tt.substr) {
+				t.Errorf("got %s: %s; want %s with %q", v.Outcome, text, tt.want, tt.substr)
+			}
+		})
+	}
+}
