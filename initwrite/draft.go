@@ -165,13 +165,11 @@ func (d *Draft) listen() {
 func (d *Draft) dependencies() {
 	count := map[string]int{}
 	for _, dep := range d.Svc.Deps {
-		if dep.Kind != initscan.Postgres && dep.Kind != initscan.Redis {
-			d.note(dep.Pos, "%s dependency (%s) reached from %s: not started by this scenario (init starts PostgreSQL and Redis); the service keeps its default address",
-				dep.Kind, dep.Client, dep.Origin)
-			continue
-		}
-		if !dep.Origin.Configurable() {
-			d.note(dep.Pos, "%s dependency (%s) at %s: no flag or environment variable to point it at a proxy, so it is not in the scenario",
+		switch {
+		case !dep.Origin.Configurable():
+			continue // the scan's notes say why
+		case dep.Kind != initscan.Postgres && dep.Kind != initscan.Redis:
+			d.note(dep.Pos, "%s dependency (%s) set by %s: not started by this scenario (init starts PostgreSQL and Redis), so the service keeps its default",
 				dep.Kind, dep.Client, dep.Origin)
 			continue
 		}

@@ -45,10 +45,10 @@ func Write(ctx context.Context, svc *initscan.Service, cfg Config) (*Draft, erro
 	cfg.Binary = "./bin/" + svc.Name
 	d := New(svc, cfg.Options)
 	d.Fill(nil)
-	if cfg.Build || cfg.Baseline {
-		if !svc.Main {
-			return nil, fmt.Errorf("%s is package %s, not a main package: init builds and runs only a program (give the service's main package, or --no-build without --baseline)", svc.Package, lastName(svc.Package))
-		}
+	if cfg.Baseline && !svc.Main {
+		return nil, fmt.Errorf("%s is package %s, not a main package: --baseline builds and runs the service, so give its main package", svc.Package, lastName(svc.Package))
+	}
+	if cfg.Build && svc.Main {
 		bin := filepath.Join(dir, "bin", svc.Name)
 		fmt.Fprintf(cfg.Progress, "init: go build -o %s %s\n", bin, svc.Package)
 		if err := build(ctx, svc.Dir, svc.Package, bin); err != nil {
