@@ -14,7 +14,7 @@ import (
 func TestValuesFrom(t *testing.T) {
 	for _, tc := range []struct {
 		name, body, param string
-		want            []string
+		want              []string
 	}{
 		{"array of objects", `[{"id":1,"name":"a"},{"id":2},{"id":2},{"id":3}]`, "id", []string{"1", "2", "3"}},
 		{"field named like the parameter", `[{"id":9,"sku":"sku-1"},{"sku":"sku-2"}]`, "sku", []string{"sku-1", "sku-2"}},
