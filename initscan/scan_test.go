@@ -82,6 +82,13 @@ func TestRoutersFixture(t *testing.T) {
 	if len(deps) != len(wantDeps) {
 		t.Errorf("dependencies %v, want %v", deps, wantDeps)
 	}
+	var notes []string
+	for _, n := range svc.Notes {
+		notes = append(notes, n.String())
+	}
+	if want := "main.go:33: the path of this net/http route is not a constant: the route is left out"; !slices.Contains(notes, want) {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
 	if l := svc.Listen; l == nil || l.Origin.Kind != "env" || l.Origin.Name != "ADDR" || l.Form != "addr" {
 		t.Errorf("listen = %+v, want env ADDR (through envOr and http.Server's Addr)", l)
 	}

@@ -30,6 +30,7 @@ func main() {
 	mux.Handle("GET /gin/", ginRoutes())
 	mux.Handle("GET /echo/", echoRoutes())
 	mux.Handle("GET /mux/", gorillaRoutes())
+	mux.HandleFunc(os.Getenv("PREFIX")+"/dynamic", func(http.ResponseWriter, *http.Request) {})
 	d := api.NewDeps(api.Config{PostgresURL: os.Getenv("PG_URL"), RedisURL: *redisURL, Orders: *ordersAddr, Pricing: envOr("PRICING_URL", "http://127.0.0.1:9000")})
 	_ = d
 	srv := &http.Server{Addr: envOr("ADDR", "127.0.0.1:8080"), Handler: mux}
