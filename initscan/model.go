@@ -85,7 +85,8 @@ func (r Route) Readable() bool { return r.Method == "" || r.Method == "GET" }
 
 // Origin is where a setting's value comes from.
 type Origin struct {
-	// Kind is "flag", "env" or "literal".
+	// Kind is "flag", "env", "literal" or "computed" (made at run time
+	// from something init cannot follow).
 	Kind string `json:"kind"`
 	// Name is the flag's or the variable's name; Value the flag's default
 	// or the literal.
@@ -102,6 +103,8 @@ func (o *Origin) String() string {
 		return fmt.Sprintf("flag --%s (%s)", o.Name, o.Pos)
 	case o.Kind == "env":
 		return fmt.Sprintf("env %s (%s)", o.Name, o.Pos)
+	case o.Kind == "computed":
+		return fmt.Sprintf("a value made at run time (%s)", o.Pos)
 	default:
 		return fmt.Sprintf("the literal %q (%s)", o.Value, o.Pos)
 	}

@@ -518,7 +518,18 @@ func (s *scanner) originAt(e ast.Expr, depth int) *Origin {
 		return s.callOrigin(x, depth+1)
 	case *ast.BinaryExpr:
 		if x.Op == token.ADD {
-			return best(s.originAt(x.X, depth+1), s.originAt(x.Y, depth+1))
+			a, b := s.originAt(x.X, depth+1), s.originAt(x.Y, depth+1)
+			if o := best(a, b); o.Configurable() || (a != nil && b != nil) {
+				return o
+			}
+			// Part of it is known, part is made at run time: say where
+			// the deepest part init could not follow is.
+			for _, o := range []*Origin{a, b} {
+				if o != nil && o.Kind == "computed" {
+					return o
+				}
+			}
+			return &Origin{Kind: "computed", Pos: s.pos(x.Pos())}
 		}
 	}
 	return nil

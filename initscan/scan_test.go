@@ -141,7 +141,7 @@ func TestDemo(t *testing.T) {
 		deps = append(deps, d.Kind+" "+d.Origin.Kind+" "+d.Origin.Name)
 	}
 	slices.Sort(deps)
-	wantDeps := []string{"grpc flag recommendations-grpc-dial", "http literal ", "postgres flag postgres", "redis flag redis", "sqlite flag db"}
+	wantDeps := []string{"grpc flag recommendations-grpc-dial", "http computed ", "postgres flag postgres", "redis flag redis", "sqlite flag db"}
 	if !slices.Equal(deps, wantDeps) {
 		t.Errorf("dependencies %q, want %q", deps, wantDeps)
 	}
