@@ -78,6 +78,11 @@
 // any signal goes in the Pipeline's Degrade field, and refuses with
 // ErrDegraded (Reason "degraded") so that the fallback serves.
 //
+// Keep writes while the store is down: writebehind.Open gives a durable
+// local queue (an append-only file, fsynced per write) that accepts the
+// writes a store refuses, bounded (ErrFull is back-pressure), and replays
+// them in order, once each by key, when the store is back.
+//
 // Tune at run time from a file: reload.Watch(path, &targets, ...) applies
 // a YAML policy file to the breakers, retries and token buckets registered
 // in targets, and again whenever it changes; a bad edit is refused with its

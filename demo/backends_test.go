@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -190,5 +191,78 @@ func TestRedisFallbackOpenVariant(t *testing.T) {
 	get(t, h, "/search?q=item") // finds Redis gone
 	if n, where := flood(); n != 0 || where != "memory" {
 		t.Fatalf("Redis away: %d of 100 searches limited, limiter in %q; the broken variant limits none, in memory", n, where)
+	}
+}
+
+// With --write-behind, orders taken while Postgres is killed are accepted
+// (202) into the queue, survive a restart of the demo itself, and are all
+// readable once Postgres is back; the lossy variant loses some.
+func TestWriteBehindOnPostgres(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	for _, tc := range []struct {
+		name  string
+		lossy bool
+	}{{"correct", false}, {"lossy", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := Config{Postgres: pg.DSN(), WriteBehind: true, WriteBehindDir: dir, WriteBehindLossy: tc.lossy}
+			s, err := New(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := s.Handler()
+			pg.Kill()
+			defer func() { // for the next case, whatever happens
+				if !pg.Running() {
+					pg.Start()
+				}
+			}()
+			var ids []string
+			for i := range 20 {
+				key := fmt.Sprintf("%s-%d", tc.name, i)
+				rec := post(t, h, "/orders", key, fmt.Sprintf(`{"product_id": %d, "quantity": 1}`, i+1))
+				var o store.Order
+				if rec.Code != 202 || rec.Header().Get(HeaderSource) != SourceQueue || json.Unmarshal(rec.Body.Bytes(), &o) != nil || o.IdempotencyKey != key {
+					t.Fatalf("order %d with postgres killed: %d %v %s; want 202 from the queue", i, rec.Code, rec.Header(), rec.Body)
+				}
+				ids = append(ids, o.ID)
+			}
+			if again := post(t, h, "/orders", tc.name+"-3", `{"product_id": 4, "quantity": 1}`); !tc.lossy && (again.Code != 202 || !strings.Contains(again.Body.String(), ids[3])) {
+				t.Fatalf("a replay of a queued order: %d %s; want the queued order %s", again.Code, again.Body, ids[3])
+			}
+			if tc.lossy {
+				defer s.Close()
+				pg.Start()
+			} else {
+				// The demo itself stops while the orders wait, and a new
+				// process writes them from the queue file.
+				s.Close()
+				pg.Start()
+				if s, err = New(context.Background(), cfg); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				h = s.Handler()
+			}
+			within(t, 15*time.Second, "queue drained", func() bool { return s.State().WriteBehind.Pending == 0 })
+			readable := 0
+			for _, id := range ids {
+				if get(t, h, "/orders/"+id).Code == 200 {
+					readable++
+				}
+			}
+			if tc.lossy {
+				if readable == len(ids) {
+					t.Fatalf("the lossy variant kept every order")
+				}
+				return
+			}
+			if readable != len(ids) {
+				t.Fatalf("%d of %d accepted orders readable after recovery", readable, len(ids))
+			}
+			if st := s.State(); st.WriteBehind.Replayed != 20 || st.WriteBehind.Accepted != 0 || st.Orders.Committed < 20 {
+				t.Fatalf("state %+v %+v", st.WriteBehind, st.Orders)
+			}
+		})
 	}
 }

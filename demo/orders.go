@@ -25,9 +25,11 @@ type createResult struct {
 	created bool
 }
 
-// createOrder is the write path. It has no fallback: a write either commits
-// and is acknowledged (201, or 200 for a repeated idempotency key), or it is
-// refused fast with 503 and Retry-After. It never acknowledges a write that
+// createOrder is the write path. Without WriteBehind it has no fallback: a
+// write either commits and is acknowledged (201, or 200 for a repeated
+// idempotency key), or it is refused fast with 503 and Retry-After. With
+// it, a write the database refuses is accepted into the queue (202) and
+// written later; 503 only when the queue is full. It never acknowledges a write that
 // is not committed (unless the AckBeforeCommit variant breaks that on
 // purpose).
 func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +51,20 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		return createResult{got, created}, err
 	}
 	h := w.Header()
+	if s.orders != nil {
+		if in.ProductID > s.cfg.Products {
+			// Checked here because a queued order is written later, when
+			// no one is left to tell.
+			http.Error(w, "no such product", http.StatusUnprocessableEntity)
+			return
+		}
+		if s.orders.q.Pending() > 0 {
+			// Orders already wait in the queue: this one goes behind
+			// them, so that they are written in the order accepted.
+			s.queueOrder(w, o, "queued")
+			return
+		}
+	}
 	if s.cfg.AckBeforeCommit {
 		// Broken on purpose: acknowledge, then try to commit.
 		s.pending.Add(1)
@@ -74,6 +90,9 @@ func (s *Server) createOrder(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such product", http.StatusUnprocessableEntity)
 	case errors.Is(err, store.ErrConflict):
 		http.Error(w, err.Error(), http.StatusConflict)
+	case err != nil && s.orders != nil:
+		s.log.Warn("order queued", "reason", breakerimpl.ReasonOf(err).String(), "err", err)
+		s.queueOrder(w, o, breakerimpl.ReasonOf(err).String())
 	case err != nil:
 		reason := breakerimpl.ReasonOf(err).String()
 		h.Set(HeaderSource, "none")

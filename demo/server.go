@@ -54,6 +54,13 @@ type Config struct {
 	// RecommendationsGRPCDial is where the demo's client dials it; empty
 	// means the same address. Set both to put a proxy between them.
 	RecommendationsGRPCListen, RecommendationsGRPCDial string
+	// WriteBehind accepts orders the database refuses into a durable
+	// local queue (202 Accepted, X-Chaoskit-Source: queue) and writes them
+	// when it is back, in order and once each (breakerimpl/writebehind).
+	// WriteBehindDir holds the queue file; empty means a new temporary
+	// directory, removed at exit once the queue is empty.
+	WriteBehind    bool
+	WriteBehindDir string
 	// Policies, when set, is a YAML policy file (breakerimpl/reload) that
 	// tunes the breakers (db, orders-db, recommendations), the
 	// recommendations retry and the in-memory search limiter (search),
@@ -103,6 +110,9 @@ type Config struct {
 	FallbackEmpty bool
 	// AckBeforeCommit acknowledges an order before it is committed.
 	AckBeforeCommit bool
+	// WriteBehindLossy (with WriteBehind) drops a queued order whose
+	// first replay fails, though the client was told it is accepted.
+	WriteBehindLossy bool
 	// IdempotencyBroken answers a replayed order (an idempotency key seen
 	// before) with the order built from the replay, a new id that was never
 	// stored, instead of the order the key first created.
@@ -167,6 +177,7 @@ type Server struct {
 	// Order writes: a breaker of their own and no fallback.
 	ordersBreaker *circuitbreaker.Breaker
 	orderGuard    breakerimpl.Guard
+	orders        *orderQueue // nil without WriteBehind
 	// pending counts acknowledged orders still being written (only with
 	// AckBeforeCommit).
 	pending      sync.WaitGroup
@@ -258,6 +269,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, err
 	}
+	if cfg.WriteBehind || cfg.WriteBehindLossy {
+		if s.orders, err = s.newOrderQueue(); err != nil {
+			s.rec.close()
+			s.searching.close()
+			st.Close()
+			return nil, err
+		}
+	}
 	s.metrics = newMetrics(s)
 	if cfg.Policies != "" {
 		if s.policies, err = s.watchPolicies(cfg.Policies); err != nil {
@@ -277,6 +296,9 @@ func (s *Server) Close() error {
 		s.rec.close()
 		s.searching.close()
 		s.pending.Wait()
+		if s.orders != nil {
+			s.orders.close(s.log)
+		}
 		s.closeErr = s.store.Close()
 	})
 	return s.closeErr

@@ -7,6 +7,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/shed"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
+	"github.com/chaoskit/chaoskit/breakerimpl/writebehind"
 	"net/http"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
@@ -35,6 +36,8 @@ type State struct {
 	// DB counts the calls that reached the database.
 	DB     store.Calls `json:"db"`
 	Orders OrdersState `json:"orders"`
+	// WriteBehind is the orders' write-behind queue, with --write-behind.
+	WriteBehind *writebehind.Snapshot `json:"write_behind,omitempty"`
 }
 
 // RetryState is a retry policy and its budget.
@@ -99,6 +102,10 @@ func (s *Server) State() State {
 	if f := s.rec.overHTTP; f != nil {
 		st.Breakers["recommendations-grpc"] = breakerState(f.Breaker())
 		st.Recommendations.OverHTTP = f.ServedOverHTTP()
+	}
+	if s.orders != nil {
+		q := s.orders.q.Snapshot()
+		st.WriteBehind = &q
 	}
 	if h := s.rec.grpcHealth; h != nil {
 		r := h.Report()
