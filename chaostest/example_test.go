@@ -41,7 +41,7 @@ func ExampleRun() {
 }
 
 // A service with failpoints runs as a process chaoskit starts: a
-// fault-injection build (chaoskit build -o bin/items ./cmd/items), given
+// fault-injection build (chaoskit build --output-file bin/items ./cmd/items), given
 // a free port for {port} and GO_FAILPOINTS_HTTP for its faults.
 func ExampleTarget_command() {
 	_ = func(t *testing.T) {

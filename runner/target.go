@@ -168,7 +168,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		cmd := spec.Command
 		argv0, err := resolveProgram(cmd.Argv[0], cmd.Dir)
 		if err != nil {
-			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build -o BINARY ./cmd/yourservice) or fix target.command.argv", nil)
+			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build --output-file BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
 		var env []string
 		if spec.Failpoints != "" {

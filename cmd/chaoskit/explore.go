@@ -33,23 +33,41 @@ shows every combination's verdicts and says how many runs the reduction
 saved.
 
 Exit codes: 0 every combination kept every invariant, 1 one broke one, 2
-invalid input, 3 infrastructure error, 130 interrupted.`,
+invalid input, 3 infrastructure error, 130 interrupted.
+
+-o json prints the matrix as one JSON document on stdout (explore.json's
+content) and the progress on stderr.`,
 		Example: `  chaoskit explore --bundled shop
   chaoskit explore --bundled shop --var bug=stale-after-recovery --budget 5m`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForLoad()
-			return runExplore(cmd.Context(), cmd.OutOrStdout(), args, f)
+			out, err := f.streams(cmd)
+			if err != nil {
+				return err
+			}
+			doc, err := runExplore(cmd.Context(), out, args, f)
+			if doc == nil {
+				return f.result(cmd, nil, err)
+			}
+			return f.result(cmd, doc, err)
 		},
 	}
 	f.register(cmd, 10*time.Minute)
 	return cmd
 }
 
-func runExplore(ctx context.Context, out io.Writer, args []string, f fuzzTarget) error {
+// exploreDoc is what explore -o json prints: explore.json's document.
+type exploreDoc struct {
+	Scenario    string            `json:"scenario"`
+	File        string            `json:"file"`
+	Exploration *fuzz.Exploration `json:"exploration"`
+}
+
+func runExplore(ctx context.Context, out io.Writer, args []string, f fuzzTarget) (*exploreDoc, error) {
 	c, err := f.campaign(args, out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(out, "exploring %s (%s): %d single faults and their pairs, budget %v\n", c.Scenario.Name, c.Scenario.File, len(fuzz.Singles(c.Scenario.Fuzz)), f.budget)
 	prog := newProgress(out, f.budget)
@@ -59,8 +77,9 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f fuzzTarget)
 	prog.stop()
 	if ex != nil {
 		printMatrix(out, ex)
+		return &exploreDoc{c.Scenario.Name, c.Scenario.File, ex}, err
 	}
-	return err
+	return nil, err
 }
 
 // printMatrix prints one row per combination and one column per

@@ -25,6 +25,7 @@ type fuzzTarget struct {
 	budget    time.Duration
 	verbose   bool
 	keep      bool
+	format    string
 }
 
 func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
@@ -36,6 +37,38 @@ func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
 	f.BoolVarP(&t.verbose, "verbose", "v", false, "show every run's phases")
 	f.BoolVar(&t.keep, "keep-trials", false, "keep the run directories of every trial, not only the violating one")
 	_ = cmd.RegisterFlagCompletionFunc("bundled", completeBundledFuzz)
+	formatFlag(cmd, &t.format, "text", "json")
+}
+
+// streams returns where a campaign prints its progress and its result:
+// both on stdout as text; with -o json the result alone on stdout, as one
+// JSON document, and the progress on stderr.
+func (t *fuzzTarget) streams(cmd *cobra.Command) (progress io.Writer, err error) {
+	if err := checkFormat(t.format, "text", "json"); err != nil {
+		return nil, err
+	}
+	if t.format == "json" {
+		return cmd.ErrOrStderr(), nil
+	}
+	return cmd.OutOrStdout(), nil
+}
+
+// result prints a campaign's result v with -o json, or the error document
+// when there is none; it returns err.
+func (t *fuzzTarget) result(cmd *cobra.Command, v any, err error) error {
+	if t.format != "json" {
+		return err
+	}
+	if v != nil {
+		if perr := printJSON(cmd.OutOrStdout(), v); perr != nil && err == nil {
+			err = perr
+		}
+		return err
+	}
+	if err != nil {
+		_ = harness.WriteErrorJSON(cmd.OutOrStdout(), err)
+	}
+	return err
 }
 
 // campaign loads the fuzz scenario the arguments name and sets up the
@@ -83,6 +116,10 @@ same invariant. The minimal schedule is written as an ordinary scenario,
 DIR/reproducer.yaml, which fuzz runs once more to confirm, with its reports
 in DIR; chaoskit run DIR/reproducer.yaml replays it.
 
+-o json prints the result as one JSON document on stdout (fuzz.json's
+content: the trials, the violation, its shrunk schedule and the reproducer)
+and the progress on stderr.
+
 Exit codes: 0 no violation within the budget, 1 a violation (see the
 reproducer), 2 invalid input, 3 infrastructure error, 130 interrupted.`,
 		Example: `  chaoskit fuzz --bundled shop --budget 60s --seed 1
@@ -94,7 +131,15 @@ reproducer), 2 invalid input, 3 infrastructure error, 130 interrupted.`,
 			if !cmd.Flags().Changed("seed") {
 				f.seed = rand.Uint64() % 1_000_000
 			}
-			return runFuzz(cmd.Context(), cmd.OutOrStdout(), args, f)
+			out, err := f.streams(cmd)
+			if err != nil {
+				return err
+			}
+			rep, err := runFuzz(cmd.Context(), out, args, f)
+			if rep == nil {
+				return f.result(cmd, nil, err)
+			}
+			return f.result(cmd, rep, err)
 		},
 	}
 	f.register(cmd, time.Minute)
@@ -105,10 +150,10 @@ reproducer), 2 invalid input, 3 infrastructure error, 130 interrupted.`,
 	return cmd
 }
 
-func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) error {
+func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) (*harness.FuzzReport, error) {
 	c, err := f.campaign(args, out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sc := c.Scenario
 	fmt.Fprintf(out, "fuzzing %s (%s): seed %d, budget %v, %d invariants, %d points × actions\n",
@@ -138,7 +183,7 @@ func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) err
 		printCoverage(out, res.Coverage)
 		fmt.Fprintf(out, "\nno invariant broken in %d trials (%v, stopped by the %s); seed %d\n", len(res.Trials), res.Elapsed.Round(time.Second), res.Stopped, f.seed)
 	}
-	return err
+	return rep, err
 }
 
 // printCoverage prints which points × actions the runs exercised and how

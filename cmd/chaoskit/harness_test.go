@@ -752,7 +752,7 @@ phases:
 	}{
 		{"target binary missing", func(t *testing.T) (string, string) {
 			return commandScenario(`[./no-such-server, --listen, "127.0.0.1:{port}"]`, ""), ""
-		}, nil, check{3, []string{"no-such-server does not exist", "chaoskit build -o"}}, nil},
+		}, nil, check{3, []string{"no-such-server does not exist", "chaoskit build --output-file"}}, nil},
 		{"target exits before ready", func(t *testing.T) (string, string) {
 			return commandScenario(fmt.Sprintf(`[%s, --listen, "127.0.0.1:{port}", --exit-before-ready]`, fix), ""), ""
 		}, nil, check{3, []string{"the target exited before it was ready", "exit status 1", "configuration error", "target.stderr"}}, nil},

@@ -40,22 +40,35 @@ inside it phase by phase, and judges whether it degrades the way its
 degradation contracts promise.
 
 Exit codes: 0 every contract passed, 1 a contract failed or was inconclusive,
-2 invalid input, 3 infrastructure error, 130 interrupted (after rollback).`,
+2 invalid input, 3 infrastructure error, 130 interrupted (after rollback).
+
+-o/--output names the format of what a command prints (text or json) in
+every command; a file to write is a flag of its own (--output-file).
+
+` + envHelp,
+		Version:       readBuildInfo().Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("chaoskit {{.Version}}\n")
+	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "never colour the output (as NO_COLOR does)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v (see %s --help)", err, c.CommandPath())
+		return usageError("%v%s (see %s --help)", err, flagHint(c, err), c.CommandPath())
 	})
 	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd(), newExportCmd(), newInitCmd())
 	return root
 }
 
 func main() {
+	brokenPipe()
 	ctx, stop := interruptible(context.Background(), os.Stderr, func(code int) { os.Exit(code) })
-	err := execute(ctx, newRoot())
+	root := newRoot()
+	stdout, stderr := outputs()
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := execute(ctx, root)
 	stop()
-	os.Exit(report(err))
+	os.Exit(report(stderr, err))
 }
 
 // interruptible returns a context that the first SIGINT or SIGTERM
@@ -98,10 +111,15 @@ func interruptible(parent context.Context, w io.Writer, exit func(int)) (ctx con
 
 // execute runs the command line. An error cobra returns before any
 // command ran (an unknown command, a wrong number of arguments) is a
-// usage error: cobra validates arguments before the pre-run hooks.
+// usage error: cobra validates arguments before the pre-run hooks. Flags
+// the command line left unset are read from the environment first.
 func execute(ctx context.Context, root *cobra.Command) error {
 	ran := false
-	root.PersistentPreRun = func(*cobra.Command, []string) { ran = true }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		ran = true
+		noteOldSpellings(cmd, cmd.ErrOrStderr())
+		return applyEnv(cmd, os.LookupEnv)
+	}
 	err := root.ExecuteContext(ctx)
 	if err != nil && !ran {
 		var c exitcode.Coder
@@ -112,19 +130,20 @@ func execute(ctx context.Context, root *cobra.Command) error {
 	return err
 }
 
-// report prints err (if any) and returns the process exit code it carries.
-func report(err error) int {
+// report prints err (if any) on w and returns the process exit code it
+// carries.
+func report(w io.Writer, err error) int {
 	code := exitcode.Of(err)
 	var list plan.ErrorList
 	switch {
 	case err == nil:
 	case errors.As(err, &list):
 		// Each problem with the offending line, as compilers print them.
-		fmt.Fprintln(os.Stderr, list.Detail())
+		fmt.Fprintln(w, list.Detail())
 	case errors.Is(err, harness.ErrContractsFailed):
 		// The table already said why.
 	default:
-		fmt.Fprintln(os.Stderr, "chaoskit:", err)
+		fmt.Fprintln(w, "chaoskit:", err)
 	}
 	return code
 }
@@ -136,9 +155,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 // colorOK says whether to paint output: only on a terminal, never with
-// NO_COLOR set (https://no-color.org).
+// --no-color or NO_COLOR set (https://no-color.org).
 func colorOK(w io.Writer) bool {
-	if _, set := os.LookupEnv("NO_COLOR"); set {
+	if _, set := os.LookupEnv("NO_COLOR"); set || noColor {
 		return false
 	}
 	return isTerminal(w)

@@ -15,6 +15,7 @@ import (
 func newPointsCmd() *cobra.Command {
 	var dir string
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "points [PACKAGES]",
 		Short: "List the failpoint markers in Go source",
@@ -23,8 +24,12 @@ pingcap/failpoint markers and prints each failpoint's full path, the name a
 scenario's fault point must resolve to, with where the marker is.`,
 		Example: `  chaoskit points ./demo/...
   chaoskit points -C ../myservice ./...
-  chaoskit points --json ./...`,
+  chaoskit points -o json ./...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			asJSON = asJSON || format == "json"
 			cat, err := inject.ScanSource(cmd.Context(), dir, args...)
 			if err != nil {
 				return exitcode.Wrap(exitcode.Invalid, err)
@@ -56,6 +61,8 @@ scenario's fault point must resolve to, with where the marker is.`,
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "C", "", "run in this directory (the service's module)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the points as JSON")
+	markOld(cmd, "json", "write -o json")
+	formatFlag(cmd, &format, "text", "json")
 	return cmd
 }
 

@@ -47,6 +47,7 @@ type outputFlags struct {
 func (o *outputFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "text", "what stdout holds: text (the progress, the table, the files written) or json (the report as one JSON document; the rest goes to stderr)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "the same as -o json")
+	markOld(cmd, "json", "write -o json")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only the verdict line (with -o json, only the report)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 }

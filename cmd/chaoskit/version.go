@@ -57,11 +57,16 @@ func readBuildInfo() buildInfo {
 
 func newVersionCmd() *cobra.Command {
 	var asJSON bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the build's VCS data and whether this is a fault-injection build",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			asJSON = asJSON || format == "json"
 			b := readBuildInfo()
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -86,5 +91,7 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
+	markOld(cmd, "json", "write -o json")
+	formatFlag(cmd, &format, "text", "json")
 	return cmd
 }

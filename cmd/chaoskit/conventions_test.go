@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// inProcess runs chaoskit's command line in this process, as main does,
+// and returns its exit code and what it printed.
+func inProcess(t *testing.T, args ...string) result {
+	t.Helper()
+	noColor = false
+	t.Cleanup(func() { noColor = false })
+	root := newRoot()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	code := report(&errb, execute(context.Background(), root))
+	return result{code, out.String(), errb.String()}
+}
+
+const oneScenario = "../../scenarios/db-timeout-serves-cache.yaml"
+
+// Every flag can be set as CHAOSKIT_FLAG_NAME; the command line wins.
+func TestFlagsFromTheEnvironment(t *testing.T) {
+	t.Setenv("CHAOSKIT_OUTPUT", "json")
+	res := inProcess(t, "validate", oneScenario)
+	var doc validation
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || res.code != 0 || len(doc.Scenarios) != 1 || doc.Scenarios[0].Name != "db-timeout-serves-cache" {
+		t.Fatalf("CHAOSKIT_OUTPUT=json validate: exit %d, %v\n%s%s", res.code, err, res.stdout, res.stderr)
+	}
+	if res := inProcess(t, "validate", oneScenario, "-o", "text"); !strings.HasPrefix(res.stdout, "ok    ") {
+		t.Errorf("-o text beside CHAOSKIT_OUTPUT=json printed %q", res.stdout)
+	}
+	t.Setenv("CHAOSKIT_RATE_SCALE", "zero")
+	res = inProcess(t, "validate", oneScenario, "-o", "text")
+	if res.code != 2 || !strings.Contains(res.stderr, `CHAOSKIT_RATE_SCALE="zero"`) || !strings.Contains(res.stderr, "--rate-scale") {
+		t.Errorf("a bad CHAOSKIT_RATE_SCALE: exit %d, %q", res.code, res.stderr)
+	}
+}
+
+func TestMisspelledFlagGetsAHint(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--reprot-dir", "x"}, "unknown flag: --reprot-dir (did you mean --report-dir?)"},
+		{[]string{"validate", "--bundeld"}, "(did you mean --bundled?)"},
+		{[]string{"report", "out", "--no-colour"}, "(did you mean --no-color?)"},
+	} {
+		res := inProcess(t, tt.args...)
+		if res.code != 2 || !strings.Contains(res.stderr, tt.want) {
+			t.Errorf("%q: exit %d, %q, want %q", tt.args, res.code, res.stderr, tt.want)
+		}
+	}
+	if res := inProcess(t, "run", "--zzzzzzzz"); strings.Contains(res.stderr, "did you mean") {
+		t.Errorf("a flag near none got a hint: %q", res.stderr)
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	res := inProcess(t, "--version")
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "chaoskit ") {
+		t.Errorf("--version: exit %d, %q", res.code, res.stdout)
+	}
+	res = inProcess(t, "version", "-o", "json")
+	var b buildInfo
+	if err := json.Unmarshal([]byte(res.stdout), &b); err != nil || b.Go == "" {
+		t.Errorf("version -o json: %v %q", err, res.stdout)
+	}
+	res = inProcess(t, "version", "--json")
+	if err := json.Unmarshal([]byte(res.stdout), &b); err != nil || !strings.Contains(res.stderr, "--json is an old spelling") {
+		t.Errorf("version --json: %v %q %q", err, res.stdout, res.stderr)
+	}
+}
+
+// --no-color turns colour off even on a terminal.
+func TestNoColorFlag(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	os.Unsetenv("NO_COLOR")
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	noColor = false
+	if !colorOK(tty) {
+		t.Fatal("no colour on a terminal without --no-color")
+	}
+	root := newRoot()
+	root.SetArgs([]string{"validate", "--no-color", oneScenario})
+	root.SetOut(&bytes.Buffer{})
+	if err := execute(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { noColor = false }()
+	if colorOK(tty) {
+		t.Error("colour on a terminal with --no-color")
+	}
+}
+
+// Every command that reports prints JSON with -o json: its result, or the
+// error document when it has none.
+func TestJSONFromEveryCommand(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nphases: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := inProcess(t, "validate", "-o", "json", oneScenario, "../../scenarios/")
+	var v validation
+	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil || len(v.Scenarios) < 2 {
+		t.Errorf("validate -o json: %v\n%s", err, res.stdout)
+	}
+	for _, args := range [][]string{
+		{"validate", "-o", "json", bad},
+		{"fuzz", "-o", "json", bad},
+		{"explore", "-o", "json", bad},
+		{"run", "-o", "json", bad},
+	} {
+		res := inProcess(t, args...)
+		var doc struct {
+			Error    string `json:"error"`
+			ExitCode int    `json:"exit_code"`
+			Problems []struct {
+				File string `json:"file"`
+				Line int    `json:"line"`
+			} `json:"problems"`
+		}
+		if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || res.code != 2 || doc.ExitCode != 2 || len(doc.Problems) == 0 || doc.Problems[0].File != bad {
+			t.Errorf("%q: exit %d, %v, stdout %q", args, res.code, err, res.stdout)
+		}
+	}
+	for _, args := range [][]string{{"validate", "-o", "yaml", bad}, {"fuzz", "-o", "xml", bad}, {"export", "-o", "csv", "--output-file", "x", "out"}} {
+		if res := inProcess(t, args...); res.code != 2 || !strings.Contains(res.stderr, "write -o ") {
+			t.Errorf("%q: exit %d, %q", args, res.code, res.stderr)
+		}
+	}
+}
+
+// pipeWriter keeps a command going once its reader has left.
+func TestPipeWriterOutlivesItsReader(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r.Close()
+	if _, err := w.Write([]byte("x")); !strings.Contains(strings.ToLower(err.Error()), "broken pipe") {
+		t.Fatalf("a write to a pipe without a reader: %v", err)
+	}
+	p := &pipeWriter{w: w}
+	for range 2 {
+		if n, err := p.Write([]byte("line\n")); n != 5 || err != nil {
+			t.Fatalf("pipeWriter: %d, %v", n, err)
+		}
+	}
+}
+
+// chaoskit run … | head -2: the reader leaves after two lines; the run
+// still writes its reports and exits with the verdict's code, not 141.
+func TestRunIntoHeadKeepsTheVerdict(t *testing.T) {
+	bin := chaoskitBin(t)
+	out := t.TempDir()
+	chaos := exec.Command(bin, "run", scenarioFile, "--report-dir", out, "--rate-scale", "0.5", "--format", "table,json,junit")
+	chaos.Env = testEnv(t)
+	stdout, err := chaos.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chaos.Stderr = chaos.Stdout
+	if err := chaos.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if _, err := stdout.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the reader leaves, as head does
+	err = chaos.Wait()
+	code := chaos.ProcessState.ExitCode()
+	if ws, ok := chaos.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("killed by %v: %v", ws.Signal(), err)
+	}
+	if code != 0 {
+		t.Errorf("exit %d, want the verdict's 0", code)
+	}
+	for _, f := range []string{"report.json", "junit.xml"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
