@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
 )
 
 // GitHub publishes an invocation's report the way a GitHub Actions job
-// shows results: the Markdown report appended to the step's summary, and
-// an ::error workflow command for each contract that failed or was
-// inconclusive, which GitHub shows as an annotation on the contract's
-// line of the scenario file, and for each scenario whose run broke.
+// shows results: the Markdown report appended to the step's summary; the
+// MaxAnnotations most important shortfalls as workflow commands, which
+// GitHub shows as annotations on the contract's line of the scenario file
+// (::error for a run that broke or a contract that failed, ::warning for
+// one that was inconclusive), then one line that counts them all; and each
+// scenario's progress in a group of the log.
 type GitHub struct {
 	// StepSummary is the file $GITHUB_STEP_SUMMARY names; empty writes no
 	// summary.
@@ -44,6 +46,12 @@ func GitHubFromEnv(getenv func(string) string, commands io.Writer) *GitHub {
 // show a larger one at all.
 const MaxStepSummary = 1 << 20
 
+// MaxAnnotations is how many shortfalls become annotations: GitHub shows
+// at most 10 error and 10 warning annotations of a step, and drops the
+// rest unseen, so chaoskit picks the 10 that matter most (see Ranked) and
+// counts the others in its summary line.
+const MaxAnnotations = 10
+
 // Publish appends rep to the step summary and writes its annotations. Only
 // a summary that cannot be written is an error; one already too full for
 // the report gets a warning instead.
@@ -59,38 +67,52 @@ func (g *GitHub) Publish(rep *reports.Report) error {
 			fmt.Fprintf(w, "::warning title=%s::%s\n", escapeProperty("chaoskit step summary"), escapeData(note))
 		}
 	}
-	for _, sf := range Shortfalls(rep) {
+	sfs := Ranked(Shortfalls(rep))
+	for i, sf := range sfs {
+		if i == MaxAnnotations {
+			break
+		}
 		loc := ""
 		if sf.At.Line > 0 {
 			loc = fmt.Sprintf(",line=%d,col=%d", sf.At.Line, sf.At.Column)
 		}
+		level := "error"
 		title := "chaoskit: " + sf.Scenario + " did not complete"
 		msg := strings.Join(sf.Reasons, "\n")
 		if sf.Contract != "" {
 			title = fmt.Sprintf("chaoskit: %s / %s: %s", sf.Scenario, sf.Contract, sf.Outcome)
 			msg = sf.Window + "\n" + msg
+			if sf.Outcome == contract.Inconclusive {
+				level = "warning"
+			}
 		}
-		fmt.Fprintf(w, "::error file=%s%s,title=%s::%s\n", escapeProperty(g.path(sf.At.File)), loc, escapeProperty(title), escapeData(msg))
+		fmt.Fprintf(w, "::%s file=%s%s,title=%s::%s\n", level, escapeProperty(g.path(sf.At.File)), loc, escapeProperty(title), escapeData(msg))
 	}
+	fmt.Fprintln(w, annotationSummary(rep, len(sfs)))
 	return err
+}
+
+// annotationSummary is the line after the annotations: the verdict line,
+// and how many shortfalls were left unannotated, and where they are.
+func annotationSummary(rep *reports.Report, shortfalls int) string {
+	line := "chaoskit: " + reports.Summary(rep)
+	if shortfalls > MaxAnnotations {
+		line += fmt.Sprintf("; annotated the %d most important of %d, every one is in the step summary and %s", MaxAnnotations, shortfalls, reports.FileMarkdown)
+	}
+	return line
+}
+
+// fold opens a group of the log named title; the function returned
+// closes it. GitHub folds a group and does not nest groups.
+func (g *GitHub) fold(w io.Writer, _, title string) (end func()) {
+	fmt.Fprintf(w, "::group::%s\n", escapeData(title))
+	return func() { fmt.Fprintln(w, "::endgroup::") }
 }
 
 // path names file as an annotation must: relative to the workspace when
 // it lies below it.
 func (g *GitHub) path(file string) string {
-	if g.Workspace == "" {
-		return file
-	}
-	abs, err1 := filepath.Abs(file)
-	ws, err2 := filepath.Abs(g.Workspace)
-	if err1 != nil || err2 != nil {
-		return file
-	}
-	rel, err := filepath.Rel(ws, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return file
-	}
-	return filepath.ToSlash(rel)
+	return relativePath(g.Workspace, file)
 }
 
 // appendSummary appends rep's Markdown report to the summary file, cut at

@@ -79,10 +79,16 @@ func TestGitHubPublishesSummaryAndAnnotations(t *testing.T) {
 		}
 	}
 
+	// Ranked: the broken run first, then the failed contract, then the
+	// summary line.
 	lines := strings.Split(strings.TrimSpace(commands.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d workflow commands, want 2 (the failed contract, the broken run):\n%s", len(lines), commands.String())
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3 (the broken run, the failed contract, the summary):\n%s", len(lines), commands.String())
 	}
+	if want := "chaoskit: FAIL: 3 scenarios, 3 contracts: 2 passed, 1 failed, 0 inconclusive"; !strings.HasPrefix(lines[2], want) {
+		t.Errorf("summary line:\n got %s\nwant %s…", lines[2], want)
+	}
+	lines[0], lines[1] = lines[1], lines[0]
 	// savedScenario writes its contract at line 18, column 5, and the run
 	// directory holds the copy the re-judging reads.
 	wantFailed := "::error file=b/scenario.yaml,line=18,col=5,title=chaoskit%3A saved / served from the cache%3A fail::window fault, 100 requests%0A" +

@@ -41,16 +41,33 @@ type output struct {
 	color    bool
 	width    int
 	github   *GitHub
+	gitlab   *GitLab
 }
 
-func newOutput(out, results io.Writer, mode OutputMode, color bool, width int, gh *GitHub) output {
+func newOutput(out, results io.Writer, mode OutputMode, color bool, width int, gh *GitHub, gl *GitLab) output {
 	if out == nil || mode == OutputQuiet {
 		out = io.Discard
 	}
 	if results == nil {
 		results = io.Discard
 	}
-	return output{progress: out, results: results, mode: mode, color: color, width: width, github: gh}
+	return output{progress: out, results: results, mode: mode, color: color, width: width, github: gh, gitlab: gl}
+}
+
+// fold starts a scenario's part of the progress, titled title: a
+// collapsible section of the CI job's log under GitHub Actions or GitLab
+// CI, else the title alone on a line. The function returned ends it.
+func (o output) fold(name, title string) (end func()) {
+	switch {
+	case o.progress == io.Discard:
+		return func() {}
+	case o.github != nil:
+		return o.github.fold(o.progress, name, title)
+	case o.gitlab != nil:
+		return o.gitlab.fold(o.progress, name, title)
+	}
+	fmt.Fprintln(o.progress, title)
+	return func() {}
 }
 
 // finish writes the report files in dir, prints the result as the mode
@@ -73,6 +90,9 @@ func (o output) finish(dir string, rep *reports.Report, formats []reports.Format
 	}
 	if o.github != nil {
 		errs = append(errs, o.github.Publish(rep))
+	}
+	if o.gitlab != nil {
+		errs = append(errs, o.gitlab.Publish(dir, rep))
 	}
 	for _, err := range errs {
 		if err != nil {

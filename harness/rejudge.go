@@ -32,10 +32,11 @@ type RejudgeOptions struct {
 	Out   io.Writer
 	Color bool
 	Width int
-	// Mode, Results and GitHub are Options'.
+	// Mode, Results, GitHub and GitLab are Options'.
 	Mode    OutputMode
 	Results io.Writer
 	GitHub  *GitHub
+	GitLab  *GitLab
 }
 
 // Rejudge judges the runs saved at or below root again, without starting a
@@ -43,7 +44,7 @@ type RejudgeOptions struct {
 // read again, so contracts edited since the run are judged as they are now
 // (see FindScenario). The error carries its exit code, as Run's does.
 func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
-	o := newOutput(opts.Out, opts.Results, opts.Mode, opts.Color, opts.Width, opts.GitHub)
+	o := newOutput(opts.Out, opts.Results, opts.Mode, opts.Color, opts.Width, opts.GitHub, opts.GitLab)
 	out := o.progress
 	runs, err := FindRuns(root)
 	if err != nil {

@@ -36,8 +36,11 @@ type Options struct {
 	Mode    OutputMode
 	Results io.Writer
 	// GitHub, when set, publishes the report to the GitHub Actions job
-	// the run is a step of (see GitHubFromEnv).
+	// the run is a step of (see GitHubFromEnv); GitLab to the GitLab CI
+	// job (see GitLabFromEnv). Each also folds each scenario's progress
+	// into a section of the job's log.
 	GitHub *GitHub
+	GitLab *GitLab
 	// Tool is the chaoskit version recorded on each timeline.
 	Tool string
 	// Self is the chaoskit executable that serves demo targets; empty
@@ -60,7 +63,7 @@ type Options struct {
 }
 
 func (o *Options) output() output {
-	return newOutput(o.Out, o.Results, o.Mode, o.Color, o.Width, o.GitHub)
+	return newOutput(o.Out, o.Results, o.Mode, o.Color, o.Width, o.GitHub, o.GitLab)
 }
 
 func (o *Options) out() io.Writer { return o.output().progress }
@@ -92,7 +95,8 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 	var reps []reports.ScenarioReport
 	var runErr error
 	for i, sc := range scs {
-		fmt.Fprintf(out, "%s (%s) [%d/%d]\n", sc.Name, sc.File, i+1, len(scs))
+		title := fmt.Sprintf("%s (%s) [%d/%d]", sc.Name, sc.File, i+1, len(scs))
+		endFold := opts.output().fold(sc.Name, title)
 		res, err := runner.Run(ctx, sc, opts.runnerOptions(sc, filepath.Join(opts.ReportDir, sc.Name)))
 		var src timeline.Source
 		if res != nil {
@@ -108,6 +112,7 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 		if err != nil {
 			fmt.Fprintf(out, "  %s: %v\n", sc.Name, err)
 		}
+		endFold()
 		reps = append(reps, rep)
 		if err != nil {
 			if runErr == nil || errors.Is(err, runner.ErrInterrupted) {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/reports"
@@ -46,6 +47,24 @@ func Shortfalls(rep *reports.Report) []Shortfall {
 		}
 	}
 	return out
+}
+
+// Ranked orders shortfalls by importance, the order in which CI shows
+// them when it can show only some: runs that broke first (nothing of them
+// was judged), then failed contracts, then inconclusive ones; within each,
+// the report's order. sfs is sorted in place and returned.
+func Ranked(sfs []Shortfall) []Shortfall {
+	rank := func(sf Shortfall) int {
+		switch {
+		case sf.Contract == "":
+			return 0
+		case sf.Outcome == contract.Fail:
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(sfs, func(a, b Shortfall) int { return rank(a) - rank(b) })
+	return sfs
 }
 
 // reasons says why a contract did not pass: each failed check with its

@@ -36,7 +36,7 @@ scenario's load (chaoskit run --shard i/n), with the run that switched the
 faults (shard 1, or a --faults-only run). The reports go to --report-dir,
 default the first directory.
 
--o json, --quiet and GitHub Actions are as for chaoskit run.`,
+-o json, --quiet, GitHub Actions and GitLab CI are as for chaoskit run.`,
 		Example: `  chaoskit report out
   chaoskit report out/db-timeout-serves-cache --format table,html --report-dir review
   chaoskit report --merge shard-1/soak shard-2/soak shard-3/soak --report-dir merged`,
@@ -54,7 +54,7 @@ default the first directory.
 			if o.Formats, err = reports.ParseFormats(formats); err != nil {
 				return s.done(nil, usageError("--format: %v", err))
 			}
-			o.Out, o.Results, o.Mode, o.GitHub = s.out, s.results, s.mode, s.github
+			o.Out, o.Results, o.Mode, o.GitHub, o.GitLab = s.out, s.results, s.mode, s.github, s.gitlab
 			o.Color = colorOK(o.Out)
 			o.Width = terminalWidth(o.Out)
 			if merge {

@@ -60,6 +60,7 @@ type streams struct {
 	out     io.Writer
 	results io.Writer
 	github  *harness.GitHub
+	gitlab  *harness.GitLab
 }
 
 func (o *outputFlags) streams(cmd *cobra.Command) (streams, error) {
@@ -91,6 +92,7 @@ func (o *outputFlags) streams(cmd *cobra.Command) (streams, error) {
 		commands = stderr
 	}
 	s.github = harness.GitHubFromEnv(os.Getenv, commands)
+	s.gitlab = harness.GitLabFromEnv(os.Getenv)
 	return s, nil
 }
 
@@ -177,8 +179,13 @@ ever. When no report could be made (invalid input, exit 2), stdout holds an
 error document instead. --quiet prints only the verdict line.
 
 Under GitHub Actions (GITHUB_ACTIONS=true) the Markdown report is appended
-to the step summary, and each contract that failed or was inconclusive is an
-::error annotation on its line of the scenario file.
+to the step summary, each scenario's progress is a group of the log, and the
+10 most important shortfalls are annotations on their line of the scenario
+file (::error for a broken run or a failed contract, ::warning for an
+inconclusive one), followed by one line that counts them all. Under GitLab
+CI (GITLAB_CI=true) each scenario's progress is a collapsible section and
+DIR/gl-code-quality-report.json is a Code Quality report of the same
+shortfalls (artifacts:reports:codequality).
 
 A scenario whose run fails for a reason of the harness or the target (exit
 3) stops the invocation unless --keep-going is given.`,
@@ -236,7 +243,7 @@ func runScenarios(cmd *cobra.Command, args []string, f runFlags, s streams) (*re
 	if err != nil {
 		return nil, err
 	}
-	o.ReportDir, o.Formats, o.Out, o.Results, o.Mode, o.GitHub = f.reportDir, formats, s.out, s.results, s.mode, s.github
+	o.ReportDir, o.Formats, o.Out, o.Results, o.Mode, o.GitHub, o.GitLab = f.reportDir, formats, s.out, s.results, s.mode, s.github, s.gitlab
 	o.Live, o.Color, o.Width = isTerminal(s.out), colorOK(s.out), terminalWidth(s.out)
 	o.Tool, o.StateDir, o.RateScale, o.KeepGoing = version, stateDir(), scale, f.keepGoing
 	return harness.Run(cmd.Context(), scs, o)
