@@ -16,7 +16,9 @@ import (
 // inconclusive one is an <error> (the run could not tell, which CI must not
 // take for a pass); a run that broke adds an <error> testcase named "run".
 // The shape follows the common JUnit schema that Jenkins, GitLab and
-// GitHub test reporters accept.
+// GitHub test reporters accept; each testcase also carries the file and
+// line of its contract, as pytest writes them, which GitLab and GitHub test
+// reporters read to link a failure to its source.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -51,6 +53,8 @@ type junitProperty struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	ClassName string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
@@ -83,12 +87,16 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		}
 		suite.Properties = append(suite.Properties, junitProperty{"verdict", string(s.Verdict)})
 		if s.Error != "" {
-			suite.Cases = append(suite.Cases, junitCase{Name: "run", ClassName: "chaoskit." + s.Name, Time: "0.000",
+			suite.Cases = append(suite.Cases, junitCase{Name: "run", ClassName: "chaoskit." + s.Name, File: s.File, Time: "0.000",
 				Error: &junitProblem{Type: "run", Message: s.Error, Text: s.Error}})
 			suite.Errors++
 		}
 		for _, c := range s.Contracts {
-			tc := junitCase{Name: c.Name, ClassName: "chaoskit." + s.Name, Time: seconds(c.End.Sub(c.Start)), SystemOut: evidenceText(c)}
+			tc := junitCase{Name: c.Name, ClassName: "chaoskit." + s.Name, File: c.Position.File, Line: c.Position.Line,
+				Time: seconds(c.End.Sub(c.Start)), SystemOut: evidenceText(c)}
+			if tc.File == "" {
+				tc.File = s.File
+			}
 			switch c.Outcome {
 			case contract.Fail:
 				tc.Failure = &junitProblem{Type: "fail", Message: verdictLine(c), Text: evidenceText(c)}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -16,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
 // The conventions every command shares: the environment as flags, hints
@@ -75,12 +74,11 @@ func flagHint(cmd *cobra.Command, err error) string {
 			names = append(names, f.Name)
 		}
 	})
-	sort.Strings(names)
-	h := plan.DidYouMean(m[1], names)
-	if !strings.HasPrefix(h, "did you mean") {
+	best, ok := suggest.Closest(m[1], names)
+	if !ok {
 		return ""
 	}
-	return " (did you mean --" + strings.Trim(strings.TrimPrefix(h, "did you mean "), `"?`) + "?)"
+	return " (did you mean --" + best + "?)"
 }
 
 // noColor is --no-color: never paint output, as NO_COLOR says too.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/spf13/cobra"
 )
 
 // inProcess runs chaoskit's command line in this process, as main does,
@@ -199,5 +200,26 @@ func TestRunIntoHeadKeepsTheVerdict(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
+	}
+}
+
+// -o/--output is a format in every command that has it, never a file.
+func TestOutputFlagIsAFormatEverywhere(t *testing.T) {
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		if f := c.Flags().Lookup("output"); f != nil {
+			n++
+			if f.Shorthand != "o" || (f.DefValue != "text" && f.DefValue != "jsonl") {
+				t.Errorf("%s: -o/--output is %q (default %q), want a format", c.CommandPath(), f.Usage, f.DefValue)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
+	if n < 9 {
+		t.Errorf("%d commands have -o, want run, report, validate, fuzz, explore, version, points, build, export and init", n)
 	}
 }

@@ -19,6 +19,7 @@ func newInitCmd() *cobra.Command {
 		dir, out, reportDir string
 		baseline, noBuild   bool
 		force, asJSON       bool
+		format              string
 		phase, latency      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -44,13 +45,25 @@ the file with the service's line.
 parameters, a short run of their listing routes to take example values
 from) and proposes contracts from what it measured: error shares and p99
 bands per route, a time to recover per fault, each marked as a proposal
-with the measured figures beside it; none that the baseline itself fails.`,
+with the measured figures beside it; none that the baseline itself fails.
+
+-o json prints what the scan found as JSON and writes nothing. -o with a
+path, the spelling of earlier versions, still names the scenario file, with
+a note: write --output-file.`,
 		Example: `  chaoskit init --baseline ./cmd/server
-  chaoskit init -C ../visits --baseline -o chaoskit/visits.yaml
+  chaoskit init -C ../visits --baseline --output-file chaoskit/visits.yaml
   chaoskit run chaoskit/visits.yaml
-  chaoskit init --json ./...`,
+  chaoskit init -o json ./...`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" && !cmd.Flags().Changed("output-file") {
+				fmt.Fprintf(cmd.ErrOrStderr(), "chaoskit: init -o %s names a file, an old spelling that may go away: write --output-file %s (-o names the output format)\n", format, format)
+				out, format = format, "text"
+			}
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			asJSON = asJSON || format == "json"
 			pkg := "."
 			if len(args) == 1 {
 				pkg = args[0]
@@ -69,7 +82,7 @@ with the measured figures beside it; none that the baseline itself fails.`,
 				out = filepath.Join("chaoskit", svc.Name+".yaml")
 			}
 			if _, err := os.Lstat(out); err == nil && !force {
-				return usageError("%s exists: init does not overwrite a scenario (give -o another file, or --force)", out)
+				return usageError("%s exists: init does not overwrite a scenario (give --output-file another file, or --force)", out)
 			}
 			fmt.Fprintf(stderr, "init: %s: %d routes, %d dependencies, %d failpoints, %d resilience calls\n",
 				svc.Package, len(svc.Routes), len(svc.Deps), len(svc.Points), len(svc.Resilience))
@@ -90,12 +103,14 @@ with the measured figures beside it; none that the baseline itself fails.`,
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "C", "", "read the service from this directory (its module)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the scenario file to write (default chaoskit/NAME.yaml)")
+	cmd.Flags().StringVar(&out, "output-file", "", "the scenario file to write (default chaoskit/NAME.yaml)")
+	formatFlag(cmd, &format, "text", "json")
 	cmd.Flags().StringVar(&reportDir, "report-dir", filepath.Join("out", "init"), "directory for the baseline's run directories")
 	cmd.Flags().BoolVar(&baseline, "baseline", false, "run the no-fault phase first and propose contracts from what it measured")
 	cmd.Flags().BoolVar(&noBuild, "no-build", false, "do not build the service (the scenario runs bin/NAME beside it)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite the scenario file if it exists")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what the scan found as JSON and write nothing")
+	markOld(cmd, "json", "write -o json")
 	cmd.Flags().DurationVar(&phase, "phase", 3*time.Second, "length of each phase")
 	cmd.Flags().DurationVar(&latency, "latency", 300*time.Millisecond, "delay of each dependency's latency fault")
 	return cmd
