@@ -323,7 +323,13 @@ func (b *Breaker) Done(pm breakerimpl.Permit, err error) {
 		if p.outcomes == nil {
 			b.counts[slotFailures].Add(1)
 		}
-		if p.window.Failure() && p.override == Automatic {
+		trip := false
+		if sw, ok := p.window.(slowWindow); ok && slow {
+			trip = sw.Slow()
+		} else {
+			trip = p.window.Failure()
+		}
+		if trip && p.override == Automatic {
 			b.change(p, Open, Tripped)
 		}
 	}

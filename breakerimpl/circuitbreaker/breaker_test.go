@@ -36,6 +36,15 @@ func calls(n int, err error, want circuitbreaker.State) []step {
 	return s
 }
 
+// slowCalls is n calls that succeed after d.
+func slowCalls(n int, d time.Duration, want circuitbreaker.State) []step {
+	s := make([]step, n)
+	for i := range s {
+		s[i] = step{call: true, slow: d, want: want}
+	}
+	return s
+}
+
 func script(parts ...[]step) []step {
 	var all []step
 	for _, p := range parts {
@@ -141,6 +150,40 @@ func TestBreakerTransitions(t *testing.T) {
 				[]step{{advance: 9 * time.Second}}, // 11.5 s: buckets 0 and 1 have left the window
 				calls(4, errDown, closed),          // 4 of 9
 				calls(1, errDown, open),            // 5 of 10
+			),
+		},
+		{
+			name:     "count window: the last calls are judged, older ones leave",
+			settings: circuitbreaker.Settings{Rule: circuitbreaker.CountWindow{Calls: 10, Percent: 50}},
+			steps: script(
+				calls(4, errDown, closed), // 4 calls: below the window's 10
+				calls(10, nil, closed),    // the four failures pushed out
+				calls(4, errDown, closed), // 4 of the last 10
+				calls(1, errDown, open),   // 5 of the last 10
+			),
+		},
+		{
+			name: "count window: the slow-call rate trips on its own",
+			settings: circuitbreaker.Settings{
+				Rule:              circuitbreaker.CountWindow{Calls: 10, Percent: 50, SlowPercent: 30},
+				SlowCallThreshold: 100 * time.Millisecond,
+			},
+			steps: script(
+				calls(7, nil, closed),
+				slowCalls(2, time.Second, closed), // 9 calls: below the window
+				slowCalls(1, time.Second, open),   // 3 slow of 10; 0 failures
+			),
+		},
+		{
+			name: "count window without a slow rate: slow calls are failures",
+			settings: circuitbreaker.Settings{
+				Rule:              circuitbreaker.CountWindow{Calls: 4, Percent: 50},
+				SlowCallThreshold: 100 * time.Millisecond,
+			},
+			steps: script(
+				calls(2, nil, closed),
+				slowCalls(1, time.Second, closed),
+				slowCalls(1, time.Second, open), // 2 of 4
 			),
 		},
 		{

@@ -48,6 +48,9 @@ type Counts struct {
 	Rejected uint64 `json:"rejected,omitempty"`
 	// ConsecutiveFailures since the last success (ConsecutiveFailures).
 	ConsecutiveFailures uint64 `json:"consecutiveFailures,omitempty"`
+	// SlowCalls in the window that succeeded but took longer than
+	// Settings.SlowCallThreshold (CountWindow with SlowPercent).
+	SlowCalls uint64 `json:"slowCalls,omitempty"`
 }
 
 // countingRule is a rule of this package whose window counts in totals it
