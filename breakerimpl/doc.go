@@ -59,7 +59,9 @@
 // Hedge (see ExamplePipeline_resilientClient).
 //
 // Choose the trip rule in Settings.Rule: ErrorRate{Window, Buckets,
-// MinRequests, Percent} (the default), ConsecutiveFailures{Threshold}, or
+// MinRequests, Percent} (the default), ConsecutiveFailures{Threshold},
+// CountWindow{Calls, MinRequests, Percent, SlowPercent} (resilience4j's
+// count-based window, with a slow-call rate judged apart), or
 // Adaptive{K, Protection, MaxRejectRate}, which never opens but rejects
 // calls with the probability of the SRE book's client-side throttling.
 // SlowCallThreshold makes slow calls failures; MaxOpenDuration and
@@ -86,7 +88,11 @@
 // Tune at run time from a file: reload.Watch(path, &targets, ...) applies
 // a YAML policy file to the breakers, retries and token buckets registered
 // in targets, and again whenever it changes; a bad edit is refused with its
-// file:line:column and the settings in force stay.
+// file:line:column and the settings in force stay. Each file applied is a
+// version (targets.Versions()); targets.Rollback("v2") restores one. The
+// admin package is an http.Handler a service mounts where it wants: it
+// lists breakers and policies with their state, forces a breaker open or
+// closed, reloads the file and rolls back, behind an optional bearer token.
 //
 // Coming from hystrix-go: command.ConfigureCommand(name, command.Config{...})
 // and command.Go(ctx, name, run, fallback), whose channel gets the error.

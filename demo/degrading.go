@@ -72,11 +72,20 @@ func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
 // recommendations retry and in-memory search limiter, now and whenever it
 // changes; a bad edit is logged and the settings in force stay.
 func (s *Server) watchPolicies(path string) (*reload.Watcher, error) {
-	var t reload.Targets
-	t.AddBreaker(s.dbBreaker, s.ordersBreaker, s.rec.breaker)
-	t.AddRetry("recommendations", s.rec.retry)
-	if tb, ok := s.searching.limiter.(*ratelimit.TokenBucket); ok {
-		t.AddLimiter("search", tb)
-	}
-	return reload.Watch(path, &t, reload.WatchSettings{Log: s.log})
+	return reload.Watch(path, s.policyTargets(), reload.WatchSettings{Log: s.log})
+}
+
+// policyTargets are the policies a policy file tunes and the admin
+// endpoint lists, made once.
+func (s *Server) policyTargets() *reload.Targets {
+	s.targetsOnce.Do(func() {
+		t := &reload.Targets{}
+		t.AddBreaker(s.dbBreaker, s.ordersBreaker, s.rec.breaker)
+		t.AddRetry("recommendations", s.rec.retry)
+		if tb, ok := s.searching.limiter.(*ratelimit.TokenBucket); ok {
+			t.AddLimiter("search", tb)
+		}
+		s.targets = t
+	})
+	return s.targets
 }

@@ -515,3 +515,46 @@ func TestRecommendationsGRPCHangMovesToHTTP(t *testing.T) {
 		t.Fatalf("state %+v (health %+v); want one call over HTTP and a health score that saw the timeouts", st, st.GRPCHealth)
 	}
 }
+
+// --admin-token serves the admin endpoint: an operator forces the
+// database breaker open (reads then come from the cache) and rolls the
+// policies back to the version before the file.
+func TestAdminEndpoint(t *testing.T) {
+	path := t.TempDir() + "/policies.yaml"
+	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\n"), 0o644)
+	s, err := New(context.Background(), Config{Policies: path, AdminToken: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	post := func(p string) int {
+		req, _ := http.NewRequest("POST", srv.URL+AdminPath+p, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	get(t, s.Handler(), "/products/7") // cached
+	if code := post("/breakers/db/open?reason=drill"); code != 200 || s.State().Breakers["db"].State != "open" {
+		t.Fatalf("force open: %d, %+v", code, s.State().Breakers["db"])
+	}
+	if rec := get(t, s.Handler(), "/products/7"); rec.Header().Get(HeaderSource) != "cache" {
+		t.Fatalf("read with the breaker forced open: %v", rec.Header())
+	}
+	if code := post("/rollback/initial"); code != 200 || s.dbBreaker.Settings().OpenDuration != time.Second {
+		t.Fatalf("rollback: %d, open duration %v", code, s.dbBreaker.Settings().OpenDuration)
+	}
+	resp, err := srv.Client().Post(srv.URL+AdminPath+"/reload", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("without the token: %d", resp.StatusCode)
+	}
+}

@@ -50,6 +50,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.Float64Var(&cfg.SearchRate, "search-rate", 0, "searches a second the rate limiter admits, bursts of a tenth of it (default 2000)")
 	fs.BoolVar(&cfg.FallbackEmpty, "fallback-empty", false, "broken variant: a fallback answers 200 with an empty body")
 	fs.BoolVar(&cfg.AckBeforeCommit, "ack-before-commit", false, "broken variant: acknowledge orders before committing them")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "serve the admin endpoint (breakers, policies, reload, rollback) under "+AdminPath+" to requests with this bearer token")
 	fs.BoolVar(&cfg.WriteBehind, "write-behind", false, "accept orders the database refuses into a local queue file (202) and write them when it is back")
 	fs.StringVar(&cfg.WriteBehindDir, "write-behind-dir", "", "directory of the write-behind queue file (default a temporary directory, removed at exit once empty)")
 	fs.BoolVar(&cfg.WriteBehindLossy, "write-behind-lossy", false, "broken variant: with --write-behind, drop a queued order whose first replay fails")

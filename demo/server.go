@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/admin"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
@@ -54,6 +55,10 @@ type Config struct {
 	// RecommendationsGRPCDial is where the demo's client dials it; empty
 	// means the same address. Set both to put a proxy between them.
 	RecommendationsGRPCListen, RecommendationsGRPCDial string
+	// AdminToken, when set, serves breakerimpl's admin endpoint under
+	// AdminPath (list, force breakers, reload, roll back), to requests
+	// with "Authorization: Bearer AdminToken".
+	AdminToken string
 	// WriteBehind accepts orders the database refuses into a durable
 	// local queue (202 Accepted, X-Chaoskit-Source: queue) and writes them
 	// when it is back, in order and once each (breakerimpl/writebehind).
@@ -189,8 +194,11 @@ type Server struct {
 	searching *searching
 	metrics   *metrics
 	policies  *reload.Watcher
-	closeOnce sync.Once
-	closeErr  error
+	// targets are the tunable policies (policyTargets).
+	targets     *reload.Targets
+	targetsOnce sync.Once
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // New opens the database and builds the service.
@@ -316,6 +324,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /search", m.instrument("search", s.searching.handler.ServeHTTP))
 	mux.Handle("GET /metrics", m.handler())
 	mux.HandleFunc("GET "+StatePath, s.state)
+	if s.cfg.AdminToken != "" {
+		mux.Handle(AdminPath+"/", http.StripPrefix(AdminPath, admin.Handler(admin.Options{Targets: s.policyTargets(), Watcher: s.policies, Token: s.cfg.AdminToken})))
+	}
 	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))
 	return mux
 }

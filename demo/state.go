@@ -20,6 +20,9 @@ import (
 // run to judge breaker contracts.
 const StatePath = "/debug/chaoskit/state"
 
+// AdminPath is where the admin endpoint is mounted, with --admin-token.
+const AdminPath = "/debug/chaoskit/admin"
+
 // State is the demo's resilience state: every breaker, bulkhead, limiter,
 // shedder and the cache. Breakers are keyed by name; each has at least a
 // "state" of closed, open or half-open.

@@ -196,3 +196,26 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // MarshalText makes an Override encode as its name in JSON.
 func (o Override) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads a State's name, so that a Snapshot read back from
+// JSON (an admin endpoint's answer) has its state.
+func (s *State) UnmarshalText(b []byte) error {
+	for _, c := range []State{Closed, Open, HalfOpen} {
+		if c.String() == string(b) {
+			*s = c
+			return nil
+		}
+	}
+	return fmt.Errorf("circuitbreaker: unknown state %q (closed, open, half-open)", b)
+}
+
+// UnmarshalText reads an Override's name.
+func (o *Override) UnmarshalText(b []byte) error {
+	for _, c := range []Override{Automatic, ForcedOpen, ForcedClosed} {
+		if c.String() == string(b) {
+			*o = c
+			return nil
+		}
+	}
+	return fmt.Errorf("circuitbreaker: unknown override %q (automatic, forced-open, forced-closed)", b)
+}

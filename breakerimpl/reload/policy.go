@@ -26,6 +26,10 @@
 // the file is refused with an error naming file:line:column and what would
 // be right, and every policy keeps its settings.
 //
+// Every file applied is a Version holding every setting of every target;
+// Targets.Rollback restores a named one (package admin serves both over
+// HTTP).
+//
 // Watch applies the file once, then again whenever it changes. It watches
 // the file's directory, not the file, with fsnotify: editors and config
 // managers that write a new file and rename it over the old one (vim,
@@ -114,6 +118,29 @@ type Targets struct {
 	breakers map[string]*circuitbreaker.Breaker
 	retries  map[string]*retry.Retry
 	limiters map[string]*ratelimit.TokenBucket
+	versions []Version // see Versions
+	seq      int       // the number of the last version
+}
+
+// Breakers returns the registered breakers, by name.
+func (t *Targets) Breakers() map[string]*circuitbreaker.Breaker {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.breakers)
+}
+
+// Retries returns the registered retry policies, by name.
+func (t *Targets) Retries() map[string]*retry.Retry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.retries)
+}
+
+// Limiters returns the registered token buckets, by name.
+func (t *Targets) Limiters() map[string]*ratelimit.TokenBucket {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.limiters)
 }
 
 // AddBreaker registers breakers under their names.
@@ -234,9 +261,15 @@ func (t *Targets) Apply(file string, data []byte, p *Policies) error {
 	if len(c.errs) > 0 {
 		return errors.Join(c.errs...)
 	}
+	var initial *Version
+	if len(t.versions) == 0 {
+		v := t.capture("initial", "the settings the policies were made with")
+		initial = &v
+	}
 	for _, f := range apply {
 		f()
 	}
+	t.record(file, initial)
 	return nil
 }
 

@@ -237,3 +237,56 @@ func TestWatchRefusesABadFileAtStart(t *testing.T) {
 		t.Fatalf("Watch on a missing file: %v", err)
 	}
 }
+
+// Every applied file is a version holding every setting; a rollback to a
+// named version restores them all (those the later file changed and the
+// file did not name alike), keeps the counts, and is a version itself.
+func TestVersionsAndRollback(t *testing.T) {
+	l := newLive()
+	apply := func(name, src string) {
+		t.Helper()
+		p, err := reload.Parse(name, []byte(src))
+		if err == nil {
+			err = l.t.Apply(name, []byte(src), p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply("one.yaml", "breakers:\n  db:\n    open_duration: 3s\nlimiters:\n  search:\n    rate: 10\n")
+	apply("two.yaml", "breakers:\n  db:\n    open_duration: 5s\n    error_rate: {percent: 20}\nretries:\n  recommendations:\n    max_retries: 7\n")
+	circuitbreaker.Execute(context.Background(), l.db, func(context.Context) (int, error) { return 0, nil })
+	names := func() (s []string) {
+		for _, v := range l.t.Versions() {
+			s = append(s, v.Name+" "+v.Source)
+		}
+		return s
+	}
+	if got := strings.Join(names(), ", "); got != "initial the settings the policies were made with, v1 one.yaml, v2 two.yaml" {
+		t.Fatalf("versions: %s", got)
+	}
+	if err := l.t.Rollback("v1"); err != nil {
+		t.Fatal(err)
+	}
+	if s := l.db.Settings(); s.OpenDuration != 3*time.Second || s.Rule.(circuitbreaker.ErrorRate).Percent != 50 {
+		t.Fatalf("db after rollback to v1: %v %+v; want 3s and the initial rule", s.OpenDuration, s.Rule)
+	}
+	if got := l.recs.Settings().MaxAttempts; got != 3 {
+		t.Fatalf("retry attempts after rollback to v1: %d, want 3", got)
+	}
+	if l.limiter.Limiter().Limit() != 10 || l.db.Counts().Successes != 1 {
+		t.Fatalf("limit %v, db counts %+v; want 10 and the success kept", l.limiter.Limiter().Limit(), l.db.Counts())
+	}
+	if err := l.t.Rollback("initial"); err != nil {
+		t.Fatal(err)
+	}
+	if l.db.Settings().OpenDuration != time.Second || l.limiter.Limiter().Limit() != 100 {
+		t.Fatalf("after rollback to initial: %v, %v", l.db.Settings().OpenDuration, l.limiter.Limiter().Limit())
+	}
+	if got := names(); len(got) != 5 || got[4] != "v4 rollback to initial" {
+		t.Fatalf("versions: %v", got)
+	}
+	if err := l.t.Rollback("v9"); err == nil || !strings.Contains(err.Error(), `no version "v9"`) {
+		t.Fatalf("unknown version: %v", err)
+	}
+}

@@ -148,8 +148,13 @@ func (w *Watcher) loop(abs string) {
 	}
 }
 
-// reload reads and applies the file once, and logs the outcome.
-func (w *Watcher) reload() {
+// Reload reads and applies the file now, as a change of it would, and
+// returns the outcome (an admin's "reload"; package admin serves it).
+func (w *Watcher) Reload() error { return w.reload() }
+
+// reload reads and applies the file once, and logs and returns the
+// outcome.
+func (w *Watcher) reload() error {
 	err := Load(w.path, w.targets)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -164,4 +169,5 @@ func (w *Watcher) reload() {
 	if w.cfg.OnReload != nil {
 		w.cfg.OnReload(err)
 	}
+	return err
 }
