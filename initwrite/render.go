@@ -158,10 +158,10 @@ func (d *Draft) head(w func(string, ...any)) {
 		if dep.Driver != "" {
 			client += ", driver " + dep.Driver
 		}
-		w("#   %-10s %-28s from %s, at %s", dep.Kind, "("+client+")", dep.Origin, dep.Pos)
+		w("#   %-10s %-30s at %s, its address from %s", dep.Kind, "("+client+")", dep.Pos, dep.Origin)
 	}
 	if l := svc.Listen; l != nil {
-		w("# Listens: %s on %s (%s)", l.Call, l.Origin, l.Pos)
+		w("# Listens: %s at %s, its address from %s", l.Call, l.Pos, l.Origin)
 	}
 	if h := svc.Health; h != nil {
 		w("# Health route: %s (%s)", h.Key(), h.Pos)
