@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
@@ -27,6 +28,7 @@ func TestInitBaselineThenRun(t *testing.T) {
 	for _, name := range []string{"visits", "catalog"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			start := time.Now()
 			dir := t.TempDir()
 			src := filepath.Join(repoRoot(t), "testdata", "init", name)
 			scenario := filepath.Join(dir, name+".yaml")
@@ -59,7 +61,7 @@ func TestInitBaselineThenRun(t *testing.T) {
 			r = runBin(t, bin, "run", scenario, "--report-dir", filepath.Join(dir, "broken"), "-o", "json", "--format", "json")
 			rep = decodeReport(t, r)
 			_, failed = tally(rep)
-			t.Logf("%s: the broken variant fails %d of %d", name, failed, proposed)
+			t.Logf("%s: the broken variant fails %d of %d (init, run and broken run in %s)", name, failed, proposed, time.Since(start).Round(time.Second))
 			if r.code != 1 || failed == 0 {
 				t.Fatalf("broken variant: exit %d, %d contracts failed; want exit 1 and at least one failure\n%s", r.code, failed, r.stderr)
 			}
