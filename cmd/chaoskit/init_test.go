@@ -32,7 +32,7 @@ func TestInitBaselineThenRun(t *testing.T) {
 			dir := t.TempDir()
 			src := filepath.Join(repoRoot(t), "testdata", "init", name)
 			scenario := filepath.Join(dir, name+".yaml")
-			r := runBin(t, bin, "init", "-C", src, "--baseline", "--phase", "2s", "-o", scenario, "--report-dir", filepath.Join(dir, "init"))
+			r := runBin(t, bin, "init", "-C", src, "--baseline", "--phase", "2s", "--output-file", scenario, "--report-dir", filepath.Join(dir, "init"))
 			if r.code != 0 {
 				t.Fatalf("init exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -103,7 +103,7 @@ func TestInitWritesAScenarioThatLoads(t *testing.T) {
 		var stdout bytes.Buffer
 		root.SetOut(&stdout)
 		root.SetErr(io.Discard)
-		root.SetArgs(append([]string{"init", "-C", src, "--no-build", "-o", out}, args...))
+		root.SetArgs(append([]string{"init", "-C", src, "--no-build", "--output-file", out}, args...))
 		err := execute(context.Background(), root)
 		return stdout.String(), err
 	}
