@@ -78,7 +78,10 @@
 // Degrade on measurements, not only on errors: a health.Score (p95
 // latency, error rate, connection health, weighted) or a degrade.Switch on
 // any signal goes in the Pipeline's Degrade field, and refuses with
-// ErrDegraded (Reason "degraded") so that the fallback serves.
+// ErrDegraded (Reason "degraded") so that the fallback serves. The signal
+// can come from outside: degrade.NewPromQL (a PromQL expression on a
+// Prometheus server), degrade.Alerts (an Alertmanager webhook receiver),
+// and degrade.Toggle (an operator's HTTP switch, loopback and token only).
 //
 // Keep writes while the store is down: writebehind.Open gives a durable
 // local queue (an append-only file, fsynced per write) that accepts the
