@@ -50,6 +50,12 @@ func newMetrics(s *Server) *metrics {
 	policies.AddLimiter(s.searching.limiter)
 	policies.AddHealth(s.dbHealth)
 	policies.AddSwitch(s.dbDegrade)
+	if s.rec.overHTTP != nil {
+		policies.AddHTTPFallback(s.rec.overHTTP)
+	}
+	if s.rec.grpcHealth != nil {
+		policies.AddHealth(s.rec.grpcHealth)
+	}
 	// The calls that reached a dependency: what a breaker or a retry budget
 	// spares it, which no response shows.
 	dbQueries := prometheus.NewDesc(prometheus.BuildFQName(MetricsNamespace, "db", "queries_total"), "Queries that reached the database (faulted ones included), by kind.", []string{"kind"}, nil)

@@ -119,6 +119,7 @@ type HTTPFallback struct {
 	name      string
 	gzipTaken atomic.Bool // the server said it takes gzipped requests
 	viaHTTP   atomic.Uint64
+	gzipSaved atomic.Uint64 // bytes gzip kept off the wire, both ways
 }
 
 // NewHTTPFallback returns an HTTPFallback with the given settings.
@@ -176,6 +177,21 @@ func (f *HTTPFallback) Breaker() *circuitbreaker.Breaker { return f.breaker }
 // attempts in a row (see HTTPFallbackSettings.ConsecutiveTimeouts), or nil
 // when timeouts say nothing about the path.
 func (f *HTTPFallback) TimeoutBreaker() *circuitbreaker.Breaker { return f.timeouts }
+
+// Name returns HTTPFallbackSettings.Name.
+func (f *HTTPFallback) Name() string { return f.name }
+
+// GzipSavedBytes counts the bytes gzip kept off the wire since creation:
+// for each gzipped request body and answer, its size uncompressed less its
+// size compressed (none for a body gzip made larger).
+func (f *HTTPFallback) GzipSavedBytes() uint64 { return f.gzipSaved.Load() }
+
+// saved counts the difference between a body's sizes.
+func (f *HTTPFallback) saved(plain, compressed int) {
+	if plain > compressed {
+		f.gzipSaved.Add(uint64(plain - compressed))
+	}
+}
 
 // ServedOverHTTP counts the calls sent over HTTP since creation.
 func (f *HTTPFallback) ServedOverHTTP() uint64 { return f.viaHTTP.Load() }
@@ -305,6 +321,7 @@ func (f *HTTPFallback) send(ctx context.Context, method string, body []byte, gz 
 	payload := body
 	if gz {
 		payload = gzipBytes(body)
+		f.saved(len(body), len(payload))
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, f.base+method, bytes.NewReader(payload))
 	if err != nil {
@@ -346,7 +363,12 @@ func (f *HTTPFallback) answer(resp *http.Response, out proto.Message, opts []grp
 			*o.TrailerAddr = trailer
 		}
 	}
-	body, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), f.maxBody)
+	wire := &countingReader{r: resp.Body}
+	coding := resp.Header.Get("Content-Encoding")
+	body, err := readBody(wire, coding, f.maxBody)
+	if err == nil && strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+		f.saved(len(body), int(wire.n))
+	}
 	switch {
 	case errors.Is(err, errTooLarge):
 		return status.Errorf(codes.ResourceExhausted, "grpcx: HTTP answer larger than %d bytes", f.maxBody)
@@ -360,6 +382,18 @@ func (f *HTTPFallback) answer(resp *http.Response, out proto.Message, opts []grp
 		return status.Errorf(codes.Internal, "grpcx: decode the HTTP answer: %v", err)
 	}
 	return nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func discard(resp *http.Response) {

@@ -283,9 +283,18 @@ func TestHTTPPathGzip(t *testing.T) {
 	if got := strings.Join(requests.get(), ","); got != ",gzip," {
 		t.Fatalf("request codings %q, want identity, gzip, identity", got)
 	}
+	// The gzipped request of 1,800 bytes of "checkout " shrank to a few
+	// dozen.
+	savedOnRequest := f.GzipSavedBytes()
+	if savedOnRequest < 1500 {
+		t.Fatalf("gzip saved %d bytes on the big request, want most of its 1,800", savedOnRequest)
+	}
 	resp, err := c.List(ctx, &healthpb.HealthListRequest{})
 	if err != nil || len(resp.Statuses) != 200 {
 		t.Fatalf("List: %d statuses, %v", len(resp.GetStatuses()), err)
+	}
+	if f.GzipSavedBytes() <= savedOnRequest+1000 {
+		t.Fatalf("gzip saved %d bytes after a large gzipped answer, %d before", f.GzipSavedBytes(), savedOnRequest)
 	}
 	if got := answers.get(); got[len(got)-1] != "gzip" || got[0] != "" {
 		t.Fatalf("answer codings %q: want the small answers plain and the large one gzipped", got)

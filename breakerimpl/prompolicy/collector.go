@@ -26,6 +26,7 @@
 //	retry_budget_window_calls, retry_budget_window_retries,
 //	retry_budget_ratio                                                {retry}, with a budget only
 //	timeout_seconds, timeout_timed_out_total                          {timeout}
+//	http_fallback_calls_total, http_fallback_gzip_saved_bytes_total    {dependency}
 //	timeout_abandoned_calls, timeout_abandoned_total,
 //	timeout_abandon_refused_total                                     {timeout}, abandon mode
 //	shedder_cpu_ratio, shedder_cpu_threshold_ratio, shedder_in_flight,
@@ -81,6 +82,7 @@ type Collector struct {
 	limiters  []Limiter
 	scores    []*health.Score
 	switches  []*degrade.Switch
+	fallbacks []HTTPFallback
 
 	descs []*prometheus.Desc
 
@@ -91,6 +93,21 @@ type Collector struct {
 	rlLimit, rlAvailable, rlRejections                                                                  *prometheus.Desc
 	hScore, hThreshold, hHealthy, hP95, hErrors, hConnErrors, hRequests, hRefused, hChanges, hComponent *prometheus.Desc
 	dEngaged, dSignal, dThreshold, dRelease, dEngagements, dRefused, dProbes, dOverride                 *prometheus.Desc
+	hfCalls, hfGzipSaved                                                                                *prometheus.Desc
+}
+
+// HTTPFallback is what the collector reads of a transport that sends calls
+// over HTTP while their gRPC path is down; *grpcx.HTTPFallback is one (the
+// interface keeps grpc out of this package's imports).
+type HTTPFallback interface {
+	Name() string
+	ServedOverHTTP() uint64
+	GzipSavedBytes() uint64
+}
+
+// AddHTTPFallback adds HTTP fallback transports.
+func (c *Collector) AddHTTPFallback(f ...HTTPFallback) {
+	c.add(func() { c.fallbacks = append(c.fallbacks, f...) })
 }
 
 // New returns an empty collector whose metric names are prefixed by
@@ -115,6 +132,8 @@ func New(namespace string) *Collector {
 	c.rtWinRetries = d("retry", "budget_window_retries", "Retries begun in the retry budget's window.", "retry")
 	c.rtRatio = d("retry", "budget_ratio", "Retries the budget allows per call.", "retry")
 
+	c.hfCalls = d("http_fallback", "calls_total", "Calls sent over HTTP while their gRPC path was down.", "dependency")
+	c.hfGzipSaved = d("http_fallback", "gzip_saved_bytes_total", "Bytes gzip kept off the wire on the HTTP path: uncompressed less compressed sizes of gzipped bodies, both ways.", "dependency")
 	c.toSeconds = d("timeout", "seconds", "The timeout of a call.", "timeout")
 	c.toTimedOut = d("timeout", "timed_out_total", "Calls that ran past their deadline.", "timeout")
 	c.toAbandoned = d("timeout", "abandoned_calls", "Calls answered at their deadline whose work still runs (abandon mode).", "timeout")
@@ -207,6 +226,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	bulkheads, retries, timeouts := append([]*bulkhead.Bulkhead(nil), c.bulkheads...), append([]*retry.Retry(nil), c.retries...), append([]*timeout.Timeout(nil), c.timeouts...)
 	shedders, limiters := append([]*shed.Shedder(nil), c.shedders...), append([]Limiter(nil), c.limiters...)
 	scores, switches := append([]*health.Score(nil), c.scores...), append([]*degrade.Switch(nil), c.switches...)
+	fallbacks := append([]HTTPFallback(nil), c.fallbacks...)
 	c.mu.Unlock()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
@@ -233,6 +253,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.rtWinRetries, float64(s.BudgetWindow.Retries), s.Name)
 			gauge(c.rtRatio, s.BudgetWindow.Ratio, s.Name)
 		}
+	}
+	for _, f := range fallbacks {
+		counter(c.hfCalls, f.ServedOverHTTP(), f.Name())
+		counter(c.hfGzipSaved, f.GzipSavedBytes(), f.Name())
 	}
 	for _, t := range timeouts {
 		s := t.Snapshot()

@@ -98,10 +98,19 @@ func registry(t *testing.T) *prometheus.Registry {
 	c.AddLimiter(tb)
 	c.AddHealth(score)
 	c.AddSwitch(sw)
+	c.AddHTTPFallback(overHTTP{})
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c, results, prombreaker.NewCollector("shop", cb))
 	return reg
 }
+
+// overHTTP stands for a *grpcx.HTTPFallback (whose counts the grpcx tests
+// check on real servers).
+type overHTTP struct{}
+
+func (overHTTP) Name() string           { return "recs" }
+func (overHTTP) ServedOverHTTP() uint64 { return 3 }
+func (overHTTP) GzipSavedBytes() uint64 { return 1200 }
 
 func TestCollectorValues(t *testing.T) {
 	reg := registry(t)
@@ -116,6 +125,12 @@ shop_retry_retries_total{retry="recs"} 0
 # HELP shop_retry_budget_denied_total Retries the retry budget refused.
 # TYPE shop_retry_budget_denied_total counter
 shop_retry_budget_denied_total{retry="recs"} 1
+# HELP shop_http_fallback_calls_total Calls sent over HTTP while their gRPC path was down.
+# TYPE shop_http_fallback_calls_total counter
+shop_http_fallback_calls_total{dependency="recs"} 3
+# HELP shop_http_fallback_gzip_saved_bytes_total Bytes gzip kept off the wire on the HTTP path: uncompressed less compressed sizes of gzipped bodies, both ways.
+# TYPE shop_http_fallback_gzip_saved_bytes_total counter
+shop_http_fallback_gzip_saved_bytes_total{dependency="recs"} 1200
 # HELP shop_timeout_seconds The timeout of a call.
 # TYPE shop_timeout_seconds gauge
 shop_timeout_seconds{timeout="payments"} 1
@@ -148,7 +163,7 @@ shop_circuit_breaker_state{breaker="db",state="closed"} 1
 shop_circuit_breaker_state{breaker="db",state="half_open"} 0
 shop_circuit_breaker_state{breaker="db",state="open"} 0
 `
-	names := []string{"shop_bulkhead_rejections_total", "shop_retry_retries_total", "shop_retry_budget_denied_total", "shop_timeout_seconds", "shop_timeout_abandoned_calls", "shop_rate_limiter_rejections_total",
+	names := []string{"shop_bulkhead_rejections_total", "shop_retry_retries_total", "shop_retry_budget_denied_total", "shop_http_fallback_calls_total", "shop_http_fallback_gzip_saved_bytes_total", "shop_timeout_seconds", "shop_timeout_abandoned_calls", "shop_rate_limiter_rejections_total",
 		"shop_health_healthy", "shop_health_error_ratio", "shop_degrade_switch_engaged", "shop_degrade_switch_refused_total",
 		"shop_pipeline_results_total", "shop_circuit_breaker_state"}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
