@@ -97,6 +97,11 @@
 // lists breakers and policies with their state, forces a breaker open or
 // closed, reloads the file and rolls back, behind an optional bearer token.
 //
+// Log every decision: decisionlog.New(settings).Install() writes one slog
+// line per fallback, refusal, retry and timeout of the adapters, with the
+// reason, the retry number and when calls were switched to the fallback;
+// sampled, and refusals bounded by a rate.
+//
 // Coming from hystrix-go: command.ConfigureCommand(name, command.Config{...})
 // and command.Go(ctx, name, run, fallback), whose channel gets the error.
 // As hystrix's, a command answers at its timeout even when run ignores its

@@ -20,6 +20,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/admin"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
 	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/breakerimpl/reload"
@@ -208,6 +209,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.DBTimeout <= 0 {
 		cfg.DBTimeout = 100 * time.Millisecond
+	}
+	if cfg.Log != nil {
+		// Every degradation decision of the gRPC and HTTP adapters, one
+		// line each: fallbacks and retries one in ten, refusals at most
+		// ten a second.
+		decisionlog.New(decisionlog.Settings{Logger: cfg.Log, Sample: 10}).Install()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))

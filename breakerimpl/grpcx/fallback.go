@@ -206,21 +206,21 @@ func (f *HTTPFallback) Close() {
 // Unary is the fallback's grpc.UnaryClientInterceptor.
 func (f *HTTPFallback) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if h := f.health; h != nil && !h.Healthy() {
-		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOpen)
+		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOpen, time.Time{})
 	}
 	var tpermit breakerimpl.Permit // the timeouts breaker's; zero when there is none
 	if tb := f.timeouts; tb != nil {
 		var err error
 		if tpermit, err = tb.Allow(ctx); err != nil {
 			otelx.RecordError(ctx, err, f.name)
-			return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err))
+			return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err), tb.Snapshot().Since)
 		}
 	}
 	permit, err := f.breaker.Allow(ctx)
 	if err != nil {
 		tpermit.Done(context.Canceled) // not asked: says nothing
 		otelx.RecordError(ctx, err, f.name)
-		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err))
+		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonOf(err), f.breaker.Snapshot().Since)
 	}
 	var trailer metadata.MD
 	finished := false
@@ -244,7 +244,7 @@ func (f *HTTPFallback) Unary(ctx context.Context, method string, req, reply any,
 		tpermit.Done(context.Canceled) // a refusal, not a timeout
 		permit.Done(err)
 		f.record(began, err)
-		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonError)
+		return f.overHTTP(ctx, method, req, reply, opts, breakerimpl.ReasonError, time.Now())
 	case code == codes.DeadlineExceeded && f.timeouts != nil:
 		// The path hangs: a failure of it, and one more in a row.
 		tpermit.Done(err)
@@ -272,8 +272,9 @@ func (f *HTTPFallback) record(began time.Time, err error) {
 	}
 }
 
-// overHTTP sends the call over HTTP, for reason, and reports it.
-func (f *HTTPFallback) overHTTP(ctx context.Context, method string, req, reply any, opts []grpc.CallOption, reason breakerimpl.Reason) error {
+// overHTTP sends the call over HTTP, for reason, and reports it;
+// switchedAt is when calls were switched to HTTP (zero when unknown).
+func (f *HTTPFallback) overHTTP(ctx context.Context, method string, req, reply any, opts []grpc.CallOption, reason breakerimpl.Reason, switchedAt time.Time) error {
 	f.viaHTTP.Add(1)
 	err := f.post(ctx, method, req, reply, opts)
 	if err != nil {
@@ -281,7 +282,7 @@ func (f *HTTPFallback) overHTTP(ctx context.Context, method string, req, reply a
 		return err
 	}
 	reportOf(opts).set(SourceHTTP, reason)
-	otelx.Record(ctx, otelx.Decision{Kind: otelx.Fallback, Reason: reason, Source: SourceHTTP, Name: f.name})
+	otelx.Record(ctx, otelx.Decision{Kind: otelx.Fallback, Reason: reason, Source: SourceHTTP, Name: f.name, SwitchedAt: switchedAt})
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,8 +22,10 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
 	healthscore "github.com/chaoskit/chaoskit/breakerimpl/health"
+	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
 )
 
 // twoPaths serves h over gRPC, where a switch can make the path
@@ -484,4 +487,51 @@ func TestHTTPFallbackConsecutiveTimeouts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The decision log, installed, gets the gRPC path's refusals and the
+// answers over HTTP, with when calls were switched to HTTP.
+func TestHTTPFallbackDecisionLog(t *testing.T) {
+	var buf syncBuffer
+	decisionlog.New(decisionlog.Settings{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}).Install()
+	t.Cleanup(func() { otelx.SetSink(nil) })
+	p := serveTwoPaths(t, &health{})
+	clk := clock.NewFake(time.Date(2026, 12, 5, 5, 0, 0, 0, time.UTC))
+	cb := circuitbreaker.New(circuitbreaker.Settings{Name: "recs-grpc", Rule: circuitbreaker.ConsecutiveFailures{Threshold: 1}, OpenDuration: time.Second, Clock: clk})
+	f := newFallback(t, grpcx.HTTPFallbackSettings{BaseURL: p.http.URL, Breaker: cb, Name: "recs"})
+	c := dial(t, p.grpcAddr, grpc.WithUnaryInterceptor(f.Unary))
+	p.down.Store(true)
+	for range 2 {
+		if res, err := check(context.Background(), c); err != nil || res.Source != grpcx.SourceHTTP {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	out := buf.String()
+	for _, want := range []string{
+		`"kind":"fallback","reason":"error","name":"recs","source":"http","switched_at":`,
+		`"level":"WARN","msg":"breakerimpl decision","kind":"breaker","reason":"open","name":"recs"`,
+		`"kind":"fallback","reason":"open","name":"recs","source":"http","switched_at":"2026-12-05T05:00:00Z"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("decision log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the log's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

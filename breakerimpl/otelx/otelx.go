@@ -26,6 +26,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -86,10 +88,32 @@ type Decision struct {
 	Attempt int
 	// Name is the policy's or the dependency's name, if known.
 	Name string
+	// SwitchedAt is when the calls were switched to the fallback that
+	// served (the gRPC path's breaker opening, for an answer over HTTP);
+	// zero when unknown or not a switch.
+	SwitchedAt time.Time
 }
 
-// Record adds d as an event to the span current in ctx, if it records.
+// sink is the decision log SetSink installed.
+var sink atomic.Pointer[func(context.Context, Decision)]
+
+// SetSink makes Record hand every decision to f too, whether or not a span
+// records (package decisionlog's Log.Install does); nil removes it. It is
+// one per process: set it at start.
+func SetSink(f func(context.Context, Decision)) {
+	if f == nil {
+		sink.Store(nil)
+		return
+	}
+	sink.Store(&f)
+}
+
+// Record adds d as an event to the span current in ctx, if it records,
+// and hands it to the sink SetSink installed.
 func Record(ctx context.Context, d Decision) {
+	if f := sink.Load(); f != nil {
+		(*f)(ctx, d)
+	}
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
