@@ -72,11 +72,13 @@ type Campaign struct {
 	ReportDir  string
 	KeepTrials bool
 	// Log receives every trial's phase lines (nil: none). Out receives the
-	// confirming run's progress and table; Live and Color as in Options.
-	Log   io.Writer
-	Out   io.Writer
-	Live  bool
-	Color bool
+	// confirming run's progress and table; Live, Color, Width and
+	// LiveWidth as in Options.
+	Log              io.Writer
+	Out              io.Writer
+	Live             bool
+	Color            bool
+	Width, LiveWidth int
 	// Tool, Self and StateDir are as in Options.
 	Tool, Self, StateDir string
 	// Progress, when set, is told about every trial and shrink step; Found
@@ -229,7 +231,7 @@ func (c *Campaign) confirm(ctx context.Context, file, invariant string) (bool, e
 		return false, err
 	}
 	opts := Options{ReportDir: c.ReportDir, Formats: []reports.Format{reports.Table, reports.JSON}, Out: c.Out, Live: c.Live,
-		Color: c.Color, Tool: c.Tool, Self: c.Self, StateDir: c.StateDir}
+		Color: c.Color, Width: c.Width, LiveWidth: c.LiveWidth, Tool: c.Tool, Self: c.Self, StateDir: c.StateDir}
 	rep, err := Run(ctx, []*plan.Scenario{sc}, opts)
 	if errors.Is(err, ErrContractsFailed) {
 		err = nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -66,7 +67,9 @@ func (o output) fold(name, title string) (end func()) {
 	case o.gitlab != nil:
 		return o.gitlab.fold(o.progress, name, title)
 	}
-	fmt.Fprintln(o.progress, title)
+	for _, row := range termline.Wrap(title, o.width, "  ") {
+		fmt.Fprintln(o.progress, row)
+	}
 	return func() {}
 }
 

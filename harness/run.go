@@ -30,6 +30,9 @@ type Options struct {
 	Live  bool
 	Color bool
 	Width int
+	// LiveWidth is the width of the terminal Out is, which the live line
+	// and the phase lines fit in (0: no limit).
+	LiveWidth int
 	// Mode says what the run prints as its result, and Results receives
 	// it when it is printed apart from Out (see OutputMode); the zero
 	// value prints everything on Out.
@@ -69,7 +72,7 @@ func (o *Options) output() output {
 func (o *Options) out() io.Writer { return o.output().progress }
 
 func (o *Options) runnerOptions(sc *plan.Scenario, dir string) runner.Options {
-	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Tool: o.Tool,
+	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Width: o.LiveWidth, Tool: o.Tool,
 		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt})
 }
 

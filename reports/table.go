@@ -22,13 +22,13 @@ type TableOptions struct {
 	Color bool
 	// Dir is the report directory the run directories are relative to.
 	Dir string
-	// Width is the terminal's width in columns: the table wraps long
-	// cells and leaves out its least important columns (WINDOW, then
-	// EXPECTED) so that no line is wider, and says how to see the full
-	// table. Zero means no limit, as when the output is not a terminal.
-	// Below about 60 columns, where even the columns that are never left
-	// out do not fit at hardMin, the table is printed at its narrowest and
-	// its lines are wider.
+	// Width is the width in columns the table keeps within: a table
+	// wider than that folds the window under the contract's name and the
+	// expected figure under the measured one, and wraps long cells at
+	// spaces, so that no line is wider and nothing is left out. Zero means
+	// no limit. Below about 60 columns, where the folded columns do not fit
+	// at hardMin, the table is printed at its narrowest and its lines are
+	// wider.
 	Width int
 }
 
@@ -46,14 +46,18 @@ const (
 
 var tableHeader = [numColumns]string{"SCENARIO", "CONTRACT", "WINDOW", "CHECK", "MEASURED", "EXPECTED", "VERDICT"}
 
-// dropOrder is the order columns are left out in when the table is too
-// wide: the window mostly repeats the phase a contract is named for, and
-// the expected figure is written in the check itself.
-var dropOrder = []int{colWindow, colExpected}
+// The folded table, for a width the whole one does not fit: the window
+// goes under the contract's name (it mostly repeats the phase the contract
+// is named for) and the expected figure under the measured one, each cell
+// two lines; the header says so.
+var (
+	allColumns    = []int{colScenario, colContract, colWindow, colCheck, colMeasured, colExpected, colVerdict}
+	foldedColumns = []int{colScenario, colContract, colCheck, colMeasured, colVerdict}
+	foldedHeader  = [numColumns]string{"SCENARIO", "CONTRACT\nwindow", "", "CHECK", "MEASURED\nexpected", "", "VERDICT"}
+)
 
-// comfortable is the width, in columns, below which a column is left out
-// rather than wrapped further, while it is one that can be left out; the
-// others wrap down to their header's width. VERDICT never wraps.
+// comfortable is the width, in columns, a column wraps down to before the
+// columns wrap further, down to hardMin. VERDICT never wraps.
 var comfortable = [numColumns]int{16, 18, 14, 22, 16, 14, 0}
 
 // hardMin is the narrowest a wrapping column gets, when even the columns
@@ -65,14 +69,19 @@ const hardMin = 6
 // of what did not pass and a summary line. With a Width, see TableOptions.
 func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 	rows := tableRows(r, opts.Color)
-	layout := fitColumns(rows, opts.Width)
+	header := tableHeader
+	keep := allColumns
+	if opts.Width > 0 && tableWidth(columnsOf(naturalWidths(rows, header), keep)) > opts.Width {
+		rows, header, keep = foldRows(rows), foldedHeader, foldedColumns
+	}
+	layout := fitColumns(rows, header, keep, opts.Width)
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithRowMergeMode(tw.MergeHierarchical),
 	)
-	t.Header(layout.pick(tableHeader[:], nil))
+	t.Header(layout.pick(header[:], nil))
 	for _, row := range rows {
 		_ = t.Append(layout.pick(row[:], &layout.widths))
 	}
@@ -81,18 +90,6 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 	}
 	line := func(format string, args ...any) {
 		WriteWrapped(w, fmt.Sprintf(format, args...), opts.Width)
-	}
-	if len(layout.dropped) > 0 {
-		var names []string
-		for _, c := range layout.dropped {
-			names = append(names, tableHeader[c])
-		}
-		dir := opts.Dir
-		if dir == "" {
-			dir = "DIR"
-		}
-		line("%s left out to fit %d columns; the full table: chaoskit report %s --format table | less -S, or widen the terminal",
-			strings.Join(names, " and "), opts.Width, dir)
 	}
 	for _, s := range r.Scenarios {
 		if s.Error != "" {
@@ -149,26 +146,66 @@ func tableRows(r *Report, color bool) [][numColumns]string {
 	return rows
 }
 
+// foldRows folds each row as foldedHeader says: the window under the
+// contract, the expected figure under the measured one.
+func foldRows(rows [][numColumns]string) [][numColumns]string {
+	out := make([][numColumns]string, len(rows))
+	for i, row := range rows {
+		row[colContract] += "\n" + row[colWindow]
+		row[colMeasured] += "\n" + row[colExpected]
+		row[colWindow], row[colExpected] = "", ""
+		out[i] = row
+	}
+	return out
+}
+
 // tableLayout says which columns are shown and how wide their content may
 // be (0: as wide as it is).
 type tableLayout struct {
-	keep    []int
-	widths  [numColumns]int
-	dropped []int
+	keep   []int
+	widths [numColumns]int
 }
 
-// pick returns the kept columns of row, each wrapped to its width when
-// widths is given.
+// pick returns the kept columns of row, each line of a cell wrapped to its
+// width when widths is given.
 func (l tableLayout) pick(row []string, widths *[numColumns]int) []string {
 	out := make([]string, 0, len(l.keep))
 	for _, c := range l.keep {
 		cell := row[c]
 		if widths != nil && widths[c] > 0 {
-			cell = strings.Join(wrapText(cell, widths[c]), "\n")
+			var lines []string
+			for _, line := range strings.Split(cell, "\n") {
+				lines = append(lines, wrapText(line, widths[c])...)
+			}
+			cell = strings.Join(lines, "\n")
 		}
 		out = append(out, cell)
 	}
 	return out
+}
+
+// naturalWidths is how wide each column is unwrapped: its widest line,
+// header included.
+func naturalWidths(rows [][numColumns]string, header [numColumns]string) [numColumns]int {
+	var natural [numColumns]int
+	for c := range numColumns {
+		natural[c] = linesWidth(header[c])
+	}
+	for _, row := range rows {
+		for c, cell := range row {
+			natural[c] = max(natural[c], linesWidth(cell))
+		}
+	}
+	return natural
+}
+
+// linesWidth is the width of the widest line of s.
+func linesWidth(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, twwidth.Width(l))
+	}
+	return n
 }
 
 // The table's frame: a border left and right, a separator between
@@ -188,34 +225,23 @@ func tableWidth(content []int) int {
 	return total
 }
 
-// fitColumns decides the layout of rows in width columns. It leaves out
-// the columns of dropOrder, in turn, until the others fit at their
-// comfortable widths (or their natural width where that is less), then
-// shares the width left over out evenly: each column in turn, the
-// narrowest first, grows by one until it is as wide as its widest cell or
-// nothing is left. A column that fits as it is never wraps.
-func fitColumns(rows [][numColumns]string, width int) tableLayout {
-	var natural [numColumns]int
-	for c := range numColumns {
-		natural[c] = twwidth.Width(tableHeader[c])
-	}
-	for _, row := range rows {
-		for c, cell := range row {
-			for _, l := range strings.Split(cell, "\n") {
-				natural[c] = max(natural[c], twwidth.Width(l))
-			}
-		}
-	}
-	all := []int{colScenario, colContract, colWindow, colCheck, colMeasured, colExpected, colVerdict}
-	l := tableLayout{keep: all}
-	if width <= 0 || tableWidth(columnsOf(natural, all)) <= width {
+// fitColumns decides the layout of rows, the columns keep, in width
+// columns: each column gets its comfortable width (or its natural width
+// where that is less), or hardMin when even that does not fit, then the
+// width left over is shared out evenly: each column in turn, the narrowest
+// first, grows by one until it is as wide as its widest line or nothing
+// is left. A column that fits as it is never wraps.
+func fitColumns(rows [][numColumns]string, header [numColumns]string, keep []int, width int) tableLayout {
+	natural := naturalWidths(rows, header)
+	l := tableLayout{keep: keep}
+	if width <= 0 || tableWidth(columnsOf(natural, keep)) <= width {
 		return l
 	}
 	floor := func(c int, least int) int {
 		if c == colVerdict {
 			return natural[c]
 		}
-		return min(natural[c], max(least, twwidth.Width(tableHeader[c])))
+		return min(natural[c], max(least, linesWidth(header[c])))
 	}
 	mins := func(keep []int, hard bool) [numColumns]int {
 		var m [numColumns]int
@@ -229,14 +255,6 @@ func fitColumns(rows [][numColumns]string, width int) tableLayout {
 		return m
 	}
 	cur := mins(l.keep, false)
-	for _, d := range dropOrder {
-		if tableWidth(columnsOf(cur, l.keep)) <= width {
-			break
-		}
-		l.keep = without(l.keep, d)
-		l.dropped = append(l.dropped, d)
-		cur = mins(l.keep, false)
-	}
 	if tableWidth(columnsOf(cur, l.keep)) > width {
 		cur = mins(l.keep, true)
 	}
@@ -266,8 +284,10 @@ func fitColumns(rows [][numColumns]string, width int) tableLayout {
 			}
 			used := 0
 			for _, row := range rows {
-				for _, line := range wrapText(row[c], cur[c]) {
-					used = max(used, twwidth.Width(line))
+				for _, cl := range strings.Split(row[c], "\n") {
+					for _, line := range wrapText(cl, cur[c]) {
+						used = max(used, twwidth.Width(line))
+					}
 				}
 			}
 			if used < cur[c] {
@@ -290,16 +310,6 @@ func columnsOf(widths [numColumns]int, cols []int) []int {
 	out := make([]int, len(cols))
 	for i, c := range cols {
 		out[i] = widths[c]
-	}
-	return out
-}
-
-func without(cols []int, drop int) []int {
-	var out []int
-	for _, c := range cols {
-		if c != drop {
-			out = append(out, c)
-		}
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -154,7 +155,8 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 					fmt.Fprint(r.opts.Log, "\r\x1b[K")
 					return
 				case <-tick.C:
-					fmt.Fprint(r.opts.Log, "\r\x1b[K"+progressLine(p.Name, time.Since(ph.boundary), p.Duration.D(), ph.stats.snapshot(), breakerStates(r.sampler.latest())))
+					line := progressLine(p.Name, time.Since(ph.boundary), p.Duration.D(), ph.stats.snapshot(), breakerStates(r.sampler.latest()))
+					fmt.Fprint(r.opts.Log, "\r\x1b[K"+termline.Cut(line, r.opts.Width))
 				}
 			}
 		}()
@@ -217,7 +219,9 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	}
 	st := ph.stats.snapshot()
 	r.summary.addPhase(p, load, ph.boundary, end, st)
-	fmt.Fprintln(r.opts.Log, phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.acks))
+	for _, row := range termline.Wrap(phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.acks), r.opts.Width, "      ") {
+		fmt.Fprintln(r.opts.Log, row)
+	}
 	if ph.err != nil {
 		return ph.err
 	}

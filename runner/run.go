@@ -26,6 +26,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/netfault"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -45,6 +46,9 @@ type Options struct {
 	// Live redraws a progress line on Log while a phase runs (Log is a
 	// terminal).
 	Live bool
+	// Width is the terminal's width in columns: the live line is cut to
+	// it and the phase lines wrap at spaces within it (0: no limit).
+	Width int
 	// Tool is the version string recorded on the timeline.
 	Tool string
 	// StateDir indexes the faults of unfinished runs by control endpoint,
@@ -202,6 +206,8 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
+	// Every line that stays wraps at spaces within the width.
+	opts.Log = termline.NewWriter(opts.Log, opts.Width, "      ")
 	if !opts.Shard.Whole() && opts.Shard.Index > 1 || opts.NoFaults {
 		sc = withoutFaults(sc)
 	}

@@ -86,7 +86,7 @@ func testEnv(t *testing.T) []string {
 	})
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GITHUB_") {
+		if !strings.HasPrefix(kv, "GITHUB_") && !strings.HasPrefix(kv, "GITLAB_") {
 			env = append(env, kv)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
@@ -83,7 +84,7 @@ func (t *fuzzTarget) campaign(args []string, out io.Writer) (*harness.Campaign, 
 		return nil, err
 	}
 	c := &harness.Campaign{Scenario: sc, Load: opts, ReportDir: t.reportDir, KeepTrials: t.keep, Out: out,
-		Live: isTerminal(out), Color: colorOK(out), Tool: version, StateDir: stateDir()}
+		Live: isTerminal(out), Color: colorOK(out), Width: terminalWidth(out), LiveWidth: liveWidth(out), Tool: version, StateDir: stateDir()}
 	if t.verbose {
 		c.Log = out
 	}
@@ -213,6 +214,7 @@ func truncate(s string, n int) string {
 type progress struct {
 	out    io.Writer
 	live   bool
+	width  int
 	mu     sync.Mutex
 	start  time.Time
 	budget time.Duration
@@ -225,7 +227,7 @@ type progress struct {
 }
 
 func newProgress(out io.Writer, budget time.Duration) *progress {
-	p := &progress{out: out, live: isTerminal(out), start: time.Now(), budget: budget, phase: "search", done: make(chan struct{})}
+	p := &progress{out: out, live: isTerminal(out), width: liveWidth(out), start: time.Now(), budget: budget, phase: "search", done: make(chan struct{})}
 	if p.live {
 		go func() {
 			t := time.NewTicker(250 * time.Millisecond)
@@ -251,7 +253,8 @@ func (p *progress) redraw() {
 	const width = 24
 	filled := min(width, int(float64(width)*elapsed.Seconds()/max(p.budget.Seconds(), 0.001)))
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	fmt.Fprintf(p.out, "\r\033[K  %s %s %4.0fs/%.0fs  run %d  %s", p.phase, bar, elapsed.Seconds(), p.budget.Seconds(), p.runs, truncate(p.line, 70))
+	line := fmt.Sprintf("  %s %s %4.0fs/%.0fs  run %d  %s", p.phase, bar, elapsed.Seconds(), p.budget.Seconds(), p.runs, p.line)
+	fmt.Fprint(p.out, "\r\033[K"+termline.Cut(line, p.width))
 }
 
 // note prints a line that stays.
@@ -261,7 +264,9 @@ func (p *progress) note(s string) {
 	if p.live {
 		fmt.Fprint(p.out, "\r\033[K")
 	}
-	fmt.Fprintln(p.out, s)
+	for _, row := range termline.Wrap(s, p.width, "    ") {
+		fmt.Fprintln(p.out, row)
+	}
 	if p.live {
 		p.redraw()
 	}

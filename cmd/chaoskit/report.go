@@ -72,20 +72,30 @@ default the first directory.
 	return cmd
 }
 
-// terminalWidth is the width in columns the table fits in: on a terminal,
-// COLUMNS when it is set to a number (0 for no limit), else the
-// terminal's own width; off a terminal (a file, a pipe, CI's log) no limit,
-// so that the table there is whole.
+// plainWidth is the width output off a terminal keeps within (a file, a
+// pipe, CI's log): what a log viewer or a reviewer's editor shows
+// without scrolling.
+const plainWidth = 120
+
+// terminalWidth is the width in columns the table and the lines that stay
+// fit in: COLUMNS when it is set to a number (0 for no limit), else the
+// terminal's own width, or plainWidth off a terminal.
 func terminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
 	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n >= 0 {
 		return n
 	}
-	if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
+	return liveWidth(w)
+}
+
+// liveWidth is the width of the terminal w is, which a line redrawn in
+// place must fit whatever COLUMNS says, or plainWidth off a terminal.
+func liveWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return plainWidth
+	}
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 		return cols
 	}
-	return 0
+	return 80
 }

@@ -244,7 +244,7 @@ func runScenarios(cmd *cobra.Command, args []string, f runFlags, s streams) (*re
 		return nil, err
 	}
 	o.ReportDir, o.Formats, o.Out, o.Results, o.Mode, o.GitHub, o.GitLab = f.reportDir, formats, s.out, s.results, s.mode, s.github, s.gitlab
-	o.Live, o.Color, o.Width = isTerminal(s.out), colorOK(s.out), terminalWidth(s.out)
+	o.Live, o.Color, o.Width, o.LiveWidth = isTerminal(s.out), colorOK(s.out), terminalWidth(s.out), liveWidth(s.out)
 	o.Tool, o.StateDir, o.RateScale, o.KeepGoing = version, stateDir(), scale, f.keepGoing
 	return harness.Run(cmd.Context(), scs, o)
 }

@@ -1,0 +1,56 @@
+package termline
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 80, "short"},
+		{"exactly ten", 12, "exactly ten"},
+		{"exactly ten", 11, "exactly t…"},
+		{"  recovery  1.2s/5.0s  812 req/s  primary 93%", 20, "  recovery  1.2s/5…"},
+		{"anything", 0, "anything"},
+		{"███░░ run 3", 6, "███░…"},
+	} {
+		if got := Cut(tt.in, tt.width); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.in, tt.width, got, tt.want)
+		}
+		if tt.width > 0 && utf8.RuneCountInString(Cut(tt.in, tt.width)) >= tt.width {
+			t.Errorf("Cut(%q, %d) fills the last column", tt.in, tt.width)
+		}
+	}
+}
+
+// A phase line wraps between fields, never inside a figure.
+func TestWrapKeepsFiguresWhole(t *testing.T) {
+	line := "  recovery               5.00s   4000 requests    800 req/s (800/s)  primary 99.0%  fallback 1.0%  faults: demo/store/productQuery=timeout (ack 1.2ms)"
+	for _, width := range []int{40, 80, 120} {
+		rows := Wrap(line, width, "      ")
+		for _, r := range rows {
+			if n := utf8.RuneCountInString(r); n >= width {
+				t.Errorf("width %d: row %q is %d columns", width, r, n)
+			}
+		}
+		if got := strings.Join(strings.Fields(strings.Join(rows, " ")), " "); got != strings.Join(strings.Fields(line), " ") {
+			t.Errorf("width %d: the words changed:\n%q", width, rows)
+		}
+		for _, r := range rows[1:] {
+			if !strings.HasPrefix(r, "      ") {
+				t.Errorf("width %d: row %q is not indented", width, r)
+			}
+		}
+	}
+	if rows := Wrap(line, 0, "  "); len(rows) != 1 {
+		t.Errorf("no limit: %q", rows)
+	}
+	if rows := Wrap("  a  b", 80, ""); rows[0] != "  a  b" {
+		t.Errorf("padding lost: %q", rows)
+	}
+}
