@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
+	fsadaptivelimiter "github.com/failsafe-go/failsafe-go/adaptivelimiter"
 	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
 	fscircuitbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
 	fsfallback "github.com/failsafe-go/failsafe-go/fallback"
@@ -43,6 +44,10 @@ func init() {
 	registerPeers(60, "bulkhead",
 		peerCase{"breakerimpl", benchBulkhead},
 		peerCase{"failsafe", benchFailsafeBulkhead},
+	)
+	registerPeers(65, "adaptive-limiter",
+		peerCase{"breakerimpl", benchAdaptiveLimiter},
+		peerCase{"failsafe", benchFailsafeAdaptiveLimiter},
 	)
 	registerPeers(70, "pipeline",
 		peerCase{"breakerimpl", benchPipeline(true)},
@@ -127,6 +132,35 @@ func benchFailsafeBulkhead(b *testing.B) {
 			b.Fatal("refused")
 		}
 		bh.ReleasePermit()
+	}
+}
+
+// benchAdaptiveLimiter is a call admitted and settled by a latency-driven
+// concurrency limiter far from its limit: breakerimpl's ratelimit.Adaptive
+// and failsafe-go's adaptivelimiter (TryAcquirePermit, Record), each with
+// its defaults and a limit no single caller reaches.
+func benchAdaptiveLimiter(b *testing.B) {
+	l := ratelimit.NewAdaptive(ratelimit.AdaptiveSettings{InitialLimit: 1000})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := l.Allow(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Done(nil)
+	}
+}
+
+func benchFailsafeAdaptiveLimiter(b *testing.B) {
+	l := fsadaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 1000).Build()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, ok := l.TryAcquirePermit()
+		if !ok {
+			b.Fatal("refused")
+		}
+		p.Record()
 	}
 }
 
