@@ -102,6 +102,11 @@
 // reason, the retry number and when calls were switched to the fallback;
 // sampled, and refusals bounded by a rate.
 //
+// One budget for retries and hedges: give the same retry.Budget to a
+// retry.Retry and to a hedge.Hedge (with CallsCounted), and together they
+// add at most its Ratio to the calls a dependency sees. ratelimit.Adaptive
+// is a concurrency limit that follows latency (Gradient2).
+//
 // Coming from hystrix-go: command.ConfigureCommand(name, command.Config{...})
 // and command.Go(ctx, name, run, fallback), whose channel gets the error.
 // As hystrix's, a command answers at its timeout even when run ignores its

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
+	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 )
 
 // DefaultDelay is the Delay of Settings that leave it zero.
@@ -48,6 +49,15 @@ type Settings struct {
 	MaxHedges int
 	OnEvent   func(Event)
 	Clock     clock.Clock
+	// Budget, if set, caps the hedges: each hedge takes an extra attempt
+	// from it (retry.Budget.TakeExtra), and a hedge it refuses is not
+	// sent (the call waits for the attempts running). Give the same
+	// Budget to the Retry of the same calls, so that retries and hedges
+	// together add at most its Ratio to the traffic. The hedge counts each
+	// call in it (Budget.CountCall) unless CallsCounted says a Retry
+	// sharing it does already.
+	Budget       *retry.Budget
+	CallsCounted bool
 }
 
 // Event is published to Settings.OnEvent when a hedge is sent.
@@ -74,6 +84,7 @@ type Snapshot struct {
 	Calls     uint64 // calls made, since creation
 	Hedges    uint64 // hedges sent
 	HedgeWins uint64 // calls a hedge answered first
+	Denied    uint64 // hedges the budget refused
 }
 
 // Hedge runs hedged calls. Make one with New; it is safe for concurrent
@@ -85,7 +96,9 @@ type Hedge struct {
 	onEvent   func(Event)
 	clock     clock.Clock
 
-	calls, hedges, wins atomic.Uint64
+	budget                      *retry.Budget
+	countCalls                  bool
+	calls, hedges, wins, denied atomic.Uint64
 }
 
 // New returns a Hedge with the given settings (see Settings for the
@@ -100,7 +113,8 @@ func New(s Settings) *Hedge {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	return &Hedge{name: s.Name, delay: s.Delay, maxHedges: s.MaxHedges, onEvent: s.OnEvent, clock: s.Clock}
+	return &Hedge{name: s.Name, delay: s.Delay, maxHedges: s.MaxHedges, onEvent: s.OnEvent, clock: s.Clock,
+		budget: s.Budget, countCalls: s.Budget != nil && !s.CallsCounted}
 }
 
 // MaxAttempts returns 1 + MaxHedges.
@@ -125,6 +139,9 @@ type result struct {
 // errors (presumably ctx's) are returned.
 func (h *Hedge) Do(ctx context.Context, attempt func(ctx context.Context, i int) error) (winner int, err error) {
 	h.calls.Add(1)
+	if h.countCalls {
+		h.budget.CountCall()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan result, h.MaxAttempts())
@@ -176,6 +193,10 @@ func (h *Hedge) Do(ctx context.Context, attempt func(ctx context.Context, i int)
 			if sent == h.MaxAttempts() || ctx.Err() != nil {
 				continue
 			}
+			if h.budget != nil && !h.budget.TakeExtra() {
+				h.denied.Add(1)
+				continue // no more hedges for this call
+			}
 			start(sent)
 			h.hedges.Add(1)
 			if h.onEvent != nil {
@@ -194,7 +215,7 @@ func (h *Hedge) Do(ctx context.Context, attempt func(ctx context.Context, i int)
 func (h *Hedge) Snapshot() Snapshot {
 	return Snapshot{
 		Name: h.name, Delay: h.delay, MaxHedges: h.maxHedges,
-		Calls: h.calls.Load(), Hedges: h.hedges.Load(), HedgeWins: h.wins.Load(),
+		Calls: h.calls.Load(), Hedges: h.hedges.Load(), HedgeWins: h.wins.Load(), Denied: h.denied.Load(),
 	}
 }
 

@@ -12,8 +12,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/hedge"
+	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -211,5 +213,38 @@ func TestStress(t *testing.T) {
 	}
 	if s := h.Snapshot(); s.Hedges == 0 || s.HedgeWins == 0 {
 		t.Fatalf("snapshot %+v: the stress sent no hedge or none won", s)
+	}
+}
+
+// One budget for retries and hedges: a Retry and a Hedge of the same calls
+// share a retry.Budget of 50 %, so the hedges sent are half the calls, and
+// once the hedges have used the budget a retry is refused too.
+func TestBudgetSharedWithRetry(t *testing.T) {
+	clk := clock.NewInstant(time.Time{})
+	budget := retry.NewBudget(retry.BudgetSettings{Ratio: 0.5, MinRetries: -1, Window: time.Hour, Clock: clk})
+	r := retry.New(retry.Settings{Name: "recs", MaxAttempts: 2, Budget: budget, Clock: clk})
+	h := hedge.New(hedge.Settings{Name: "recs", Delay: time.Millisecond, Budget: budget, CallsCounted: true, Clock: clk})
+	p := breakerimpl.Pipeline[struct{}, int]{Retry: r, Hedge: h}
+	slowFirst := func(ctx context.Context) (int, error) {
+		select {
+		case <-ctx.Done(): // a hedge answered
+			return 0, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+			return 1, nil
+		}
+	}
+	for i := range 10 {
+		if _, err := p.Execute(context.Background(), struct{}{}, slowFirst); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if s := h.Snapshot(); s.Hedges != 5 || s.Denied != 5 {
+		t.Fatalf("hedges %+v; want 5 sent and 5 refused: half of 10 calls", s)
+	}
+	if _, err := p.Execute(context.Background(), struct{}{}, func(context.Context) (int, error) { return 0, errors.New("down") }); err == nil {
+		t.Fatal("a failing call succeeded")
+	}
+	if s := r.Snapshot(); s.BudgetDenied != 1 || s.Retries != 0 {
+		t.Fatalf("retry %+v; want its retry refused, the budget spent on hedges", s)
 	}
 }

@@ -112,6 +112,16 @@ func NewBudget(s BudgetSettings) *Budget {
 // call counts a call begun now.
 func (b *Budget) call() { b.window.Add(slotCalls, 1) }
 
+// CountCall counts a call begun now, for a policy other than Retry that
+// shares the budget (a hedge.Hedge used without a Retry).
+func (b *Budget) CountCall() { b.call() }
+
+// TakeExtra takes one extra attempt from the budget (a hedge sends one),
+// as a retry does, and reports whether the budget allowed it. Retries and
+// hedges that share a Budget share its Ratio: one cap on all the extra
+// traffic the dependency sees.
+func (b *Budget) TakeExtra() bool { return b.retry() }
+
 // retry takes one retry from the budget, if it allows one.
 func (b *Budget) retry() bool {
 	b.mu.Lock()
