@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -209,5 +210,36 @@ func validateCodeQuality(t *testing.T, data []byte) {
 	}
 	if err := sch.Validate(doc); err != nil {
 		t.Errorf("GitLab's Code Quality schema refuses the report: %v\n%s", err, data)
+	}
+}
+
+// A run of several scenarios says how far along it is and when it should
+// end, at the pace of the scenarios done so far.
+func TestOverallProgress(t *testing.T) {
+	sc := func(phases ...time.Duration) *plan.Scenario {
+		s := &plan.Scenario{}
+		for _, d := range phases {
+			s.Phases = append(s.Phases, plan.Phase{Duration: plan.Duration(d)})
+		}
+		return s
+	}
+	t0 := time.Unix(1700000000, 0)
+	o := newOverall([]*plan.Scenario{sc(10 * time.Second), sc(5*time.Second, 5*time.Second), sc(20 * time.Second)}, t0)
+	for _, tt := range []struct {
+		i       int
+		elapsed time.Duration
+		want    string
+	}{
+		{0, 0, "1/3"},
+		// 10s planned took 12s: the 30s left take 36s.
+		{1, 12 * time.Second, "2/3, 25% done, about 36s left"},
+		{2, 24 * time.Second, "3/3, 50% done, about 24s left"},
+	} {
+		if got := o.at(tt.i, t0.Add(tt.elapsed)); got != tt.want {
+			t.Errorf("at(%d, +%v) = %q, want %q", tt.i, tt.elapsed, got, tt.want)
+		}
+	}
+	if got := newOverall([]*plan.Scenario{sc(time.Second)}, t0).at(0, t0); got != "1/1" {
+		t.Errorf("one scenario: %q", got)
 	}
 }

@@ -97,8 +97,9 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 	started := time.Now()
 	var reps []reports.ScenarioReport
 	var runErr error
+	prog := newOverall(scs, started)
 	for i, sc := range scs {
-		title := fmt.Sprintf("%s (%s) [%d/%d]", sc.Name, sc.File, i+1, len(scs))
+		title := fmt.Sprintf("%s (%s) [%s]", sc.Name, sc.File, prog.at(i, time.Now()))
 		endFold := opts.output().fold(sc.Name, title)
 		res, err := runner.Run(ctx, sc, opts.runnerOptions(sc, filepath.Join(opts.ReportDir, sc.Name)))
 		var src timeline.Source
@@ -140,6 +141,51 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 		return rep, runErr
 	}
 	return rep, verdictError(rep)
+}
+
+// overall is the progress of a run of several scenarios: how far along
+// it is and, from the time the scenarios done so far took against their
+// planned phases, when the rest should be done.
+type overall struct {
+	planned []time.Duration
+	started time.Time
+}
+
+func newOverall(scs []*plan.Scenario, started time.Time) overall {
+	o := overall{started: started}
+	for _, sc := range scs {
+		var d time.Duration
+		for _, p := range sc.Phases {
+			d += p.Duration.D()
+		}
+		o.planned = append(o.planned, d)
+	}
+	return o
+}
+
+// at says where the run is as scenario i starts, at now: "3/10" for the
+// first, then "3/10, 24% done, about 1m40s left". The rest is estimated
+// at the pace so far: the scenarios' start-up and read-back take a share
+// of their phases' time that the ones done show.
+func (o overall) at(i int, now time.Time) string {
+	n := len(o.planned)
+	s := fmt.Sprintf("%d/%d", i+1, n)
+	if i == 0 || n < 2 {
+		return s
+	}
+	var done, all time.Duration
+	for k, d := range o.planned {
+		all += d
+		if k < i {
+			done += d
+		}
+	}
+	if done <= 0 || all <= 0 {
+		return s
+	}
+	pace := float64(now.Sub(o.started)) / float64(done)
+	left := time.Duration(float64(all-done) * pace).Round(time.Second)
+	return fmt.Sprintf("%s, %d%% done, about %v left", s, int(100*float64(done)/float64(all)), left)
 }
 
 // verdictError is ErrContractsFailed unless every contract passed.
