@@ -29,3 +29,24 @@ func TestFaultNames(t *testing.T) {
 		}
 	}
 }
+
+// The Faults table says what each fault did in words, not as a failpoint
+// term.
+func TestFaultWords(t *testing.T) {
+	for _, tt := range []struct {
+		f    contract.FaultTiming
+		want string
+	}{
+		{contract.FaultTiming{Point: "github.com/x/store/productQuery", Term: `return("github.com/x/store/productQuery|error:database is locked")`},
+			"productQuery: error 'database is locked'"},
+		{contract.FaultTiming{Point: "github.com/x/store/productQuery", Term: `return("github.com/x/store/productQuery|timeout")`}, "productQuery: timeout"},
+		{contract.FaultTiming{Point: "github.com/x/store/productQuery", Term: `50%return("github.com/x/store/productQuery|latency:300ms")`},
+			"productQuery: latency 300ms on 50% of calls"},
+		{contract.FaultTiming{Point: "github.com/x/store/productQuery", Term: `panic`}, "productQuery: panic"},
+		{contract.FaultTiming{Point: "proxy/postgres", Term: "proxy postgres latency 300ms ±50ms"}, "proxy postgres latency 300ms ±50ms"},
+	} {
+		if got := faultWords(tt.f); got != tt.want {
+			t.Errorf("faultWords(%s) = %q, want %q", tt.f.Term, got, tt.want)
+		}
+	}
+}

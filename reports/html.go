@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,17 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return ch.Outcome
 	},
+	"faultWords": faultWords,
+	// rows is how many rows of the check table a contract takes.
+	"rows": func(c contract.Verdict) int { return max(1, len(c.Checks)) },
+	// scenarioRows is how many rows of the check table a scenario takes.
+	"scenarioRows": func(s ScenarioReport) int {
+		n := 0
+		for _, c := range s.Contracts {
+			n += max(1, len(c.Checks))
+		}
+		return max(1, n)
+	},
 	"hits": func(h *int64) string {
 		if h == nil {
 			return "–"
@@ -65,8 +77,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 	data := struct {
 		*Report
 		Summary   string
+		Headline  headline
 		Scenarios []htmlScenario
-	}{Report: r, Summary: Summary(r)}
+	}{Report: r, Summary: Summary(r), Headline: headlineOf(r)}
 	ids := map[string]bool{}
 	for _, s := range r.Scenarios {
 		svg, err := chartSVG(s)
@@ -135,4 +148,83 @@ func pctText(n, total int) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(total))
+}
+
+// headline is what the report opens on: the figures a reader asks first.
+type headline struct {
+	Requests int
+	// ErrorShare is the share of requests that ended as an error or a
+	// timeout, over every scenario.
+	ErrorShare string
+	// P99 is the highest 99th percentile of any phase, and the phase.
+	P99, P99Where                string
+	Passed, Failed, Inconclusive int
+}
+
+func headlineOf(r *Report) headline {
+	var h headline
+	errs := 0
+	var p99 time.Duration
+	for _, s := range r.Scenarios {
+		for _, p := range s.Phases {
+			h.Requests += p.Requests
+			errs += p.Classes[contract.Error] + p.Classes[contract.Timeout]
+			if p.P99 > p99 {
+				p99, h.P99Where = p.P99, s.Name+" / "+p.Name
+			}
+		}
+		for _, c := range s.Contracts {
+			switch c.Outcome {
+			case contract.Pass:
+				h.Passed++
+			case contract.Fail:
+				h.Failed++
+			default:
+				h.Inconclusive++
+			}
+		}
+	}
+	h.ErrorShare = "–"
+	if h.Requests > 0 {
+		h.ErrorShare = strconv.FormatFloat(100*float64(errs)/float64(h.Requests), 'f', 1, 64) + "%"
+	}
+	h.P99 = "–"
+	if p99 > 0 {
+		h.P99 = fmtMs(p99)
+	}
+	return h
+}
+
+// faultWords says what a fault did in words: "productQuery: error
+// 'database is locked'", "productQuery: timeout on 50% of calls"; a proxy
+// or process fault says it in its own words already.
+func faultWords(f contract.FaultTiming) string {
+	if label := (contract.FaultSpan{Point: f.Point, Term: f.Term}).Label(); label != f.Point {
+		return label
+	}
+	name := f.Point
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	term := f.Term
+	share := ""
+	if i := strings.Index(term, "%"); i > 0 && i < 4 && strings.Trim(term[:i], "0123456789.") == "" {
+		share, term = " on "+term[:i+1]+" of calls", term[i+1:]
+	}
+	i := strings.Index(term, "|")
+	if i < 0 || !strings.HasSuffix(term, `")`) {
+		if term == "" {
+			return name
+		}
+		return name + ": " + term + share
+	}
+	what := term[i+1 : len(term)-2]
+	if kind, value, ok := strings.Cut(what, ":"); ok {
+		if kind == "error" {
+			what = kind + " '" + value + "'"
+		} else {
+			what = kind + " " + value
+		}
+	}
+	return name + ": " + what + share
 }

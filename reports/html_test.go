@@ -355,7 +355,7 @@ const domFacts = `(() => {
   out.spanTitles = all(document, 'rect.state').filter(r => title(r).startsWith('breaker ')).length;
   out.anchors = all(document, 'a[href]').map(link);
   out.toc = all(document, 'nav.toc a').map(link);
-  out.summary = all(document, '#summary tr td:first-child a').map(link);
+  out.summary = all(document, '#summary td.scenario a').map(link);
   out.throughput = all(document, 'g.panel.throughput path.series.sent').map(p => p.dataset.phase || '');
   const yTitle = document.querySelector('g.panel.latency text.y-title');
   out.latencyAxis = yTitle ? yTitle.textContent : '';
@@ -471,8 +471,10 @@ func checkDOM(t *testing.T, r *Report, dom renderedDOM) {
 			t.Errorf("the table of contents lacks %s: %q", want, toc)
 		}
 	}
-	if len(dom.Summary) != 11 {
-		t.Errorf("%d summary rows link to their scenario, want 11", len(dom.Summary))
+	// Grouped by scenario: each scenario's name once, spanning its rows,
+	// not repeated in each of the 11.
+	if len(dom.Summary) != len(r.Scenarios) {
+		t.Errorf("%d summary cells link to their scenario, want one for each of the %d scenarios", len(dom.Summary), len(r.Scenarios))
 	}
 	for _, a := range dom.Summary {
 		if a.Href != "#scenario-db-timeout-serves-cache" && a.Href != "#scenario-orders" {
@@ -571,5 +573,92 @@ func TestChartSVG(t *testing.T) {
 	}
 	if len(panels) != 5 {
 		t.Errorf("panels %v, want latency, throughput, shares, breakers and contracts", panels)
+	}
+}
+
+// TestHTMLOpensOnTheAnswer opens a report in headless Chromium at 1280×800
+// and checks what shows before any scrolling: the headline figures
+// (requests, error share, p99, verdict counts) and the start of the verdict
+// per scenario; then that the charts come before the table of every check.
+// The screenshot of the first screen is kept as a test artifact
+// (above-the-fold.png). CHAOSKIT_REPORT_HTML names another report to check,
+// such as make demo's out/report.html; by default the fixture's.
+func TestHTMLOpensOnTheAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; runs without -short")
+	}
+	bin := chromium(t)
+	dir := t.ArtifactDir()
+	page := os.Getenv("CHAOSKIT_REPORT_HTML")
+	if page == "" {
+		page = filepath.Join(dir, FileHTML)
+		if err := os.WriteFile(page, []byte(renderHTML(t, chromiumReport(t))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs, err := filepath.Abs(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true), chromedp.UserDataDir(t.TempDir()))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	// A bound on a browser that hangs, not a measurement.
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate("file://"+abs),
+		chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatal(err)
+	}
+	facts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
+  figures: Array.from(document.querySelectorAll('#headline .figure')).map(f => ({
+    label: f.querySelector('.label').innerText, value: f.querySelector('.value').innerText,
+    bottom: f.getBoundingClientRect().bottom})),
+  verdicts: (document.querySelector('nav.toc li') || {getBoundingClientRect: () => ({top: 1e9})}).getBoundingClientRect().top,
+  chartsFirst: !!document.querySelector('.chart') && !!(document.querySelector('.chart').compareDocumentPosition(document.getElementById('summary')) & Node.DOCUMENT_POSITION_FOLLOWING),
+  height: window.innerHeight})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dom struct {
+		Figures []struct {
+			Label, Value string
+			Bottom       float64
+		}
+		Verdicts    float64
+		ChartsFirst bool
+		Height      float64
+	}
+	if err := json.Unmarshal([]byte(facts), &dom); err != nil {
+		t.Fatalf("%v: %s", err, facts)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "above-the-fold.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, f := range dom.Figures {
+		labels = append(labels, f.Label)
+		if f.Bottom > dom.Height || f.Value == "" {
+			t.Errorf("headline %s (%q) ends at %.0fpx, below the fold at %.0fpx", f.Label, f.Value, f.Bottom, dom.Height)
+		}
+	}
+	for _, want := range []string{"requests", "errors and timeouts", "p99, worst phase", "contracts passed", "failed", "inconclusive"} {
+		if !slices.Contains(labels, want) {
+			t.Errorf("no headline figure %q: %q", want, labels)
+		}
+	}
+	if dom.Verdicts > dom.Height {
+		t.Errorf("the verdict per scenario starts at %.0fpx, below the fold", dom.Verdicts)
+	}
+	if !dom.ChartsFirst {
+		t.Error("the table of every check comes before the charts")
 	}
 }

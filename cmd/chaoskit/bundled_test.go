@@ -75,13 +75,19 @@ func bundledNames(t *testing.T) []string {
 }
 
 // TestBundledSuitePasses runs every bundled scenario against the correct
-// demo, as `make demo` does: every contract must pass.
+// demo, as `make demo` does: every contract must pass, and with the output
+// piped (make demo | cat, a CI log) no line is wider than 120 columns.
 func TestBundledSuitePasses(t *testing.T) {
 	bin := chaoskitBin(t)
 	out := t.TempDir()
-	res := runBin(t, bin, "run", "--bundled", "--report-dir", out)
+	res := runBinEnv(t, []string{"COLUMNS="}, bin, "run", "--bundled", "--report-dir", out, "--format", "table,json,junit,markdown,html")
 	if res.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, printed := range []string{res.stdout, res.stderr} {
+		if line, n := widest(printed); n > 120 {
+			t.Errorf("a line is %d columns wide, more than 120: %q", n, line)
+		}
 	}
 	rep := readReport(t, out)
 	var got []string
