@@ -43,6 +43,27 @@ var httpMethods = map[string]string{"Get": "GET", "Post": "POST", "Put": "PUT", 
 func (s *scanner) indexRouting(fn *types.Func, call *ast.CallExpr) {
 	recv := receiver(call)
 	switch router(fnPkg(fn)) {
+	case "net/http":
+		// mux.Handle("/admin/", http.StripPrefix("/admin", inner)): the
+		// inner mux's routes are below /admin, and the subtree pattern is
+		// a mount, not a route.
+		if fn.Name() != "Handle" || len(call.Args) != 2 {
+			return
+		}
+		h, ok := ast.Unparen(call.Args[1]).(*ast.CallExpr)
+		if !ok {
+			return
+		}
+		if sf := s.callee(h); sf != nil && fnPkg(sf) == "net/http" && sf.Name() == "StripPrefix" && len(h.Args) == 2 {
+			p, ok := s.constString(h.Args[0])
+			if !ok {
+				return
+			}
+			s.mountCalls[call] = true
+			for _, obj := range s.routersIn(h.Args[1]) {
+				s.prefixes[obj] = mount{router: recv, path: p}
+			}
+		}
 	case "chi":
 		switch fn.Name() {
 		case "Route", "Group":
@@ -226,7 +247,7 @@ func joinPath(prefix, p string, chi bool) string {
 // route reads a route registration, nil when the call is none.
 func (s *scanner) route(fn *types.Func, call *ast.CallExpr, svc *Service) *Route {
 	rt := router(fnPkg(fn))
-	if rt == "" {
+	if rt == "" || s.mountCalls[call] {
 		return nil
 	}
 	name, recvType := fn.Name(), fnRecv(fn)

@@ -125,6 +125,8 @@ type scanner struct {
 	// prefixes maps a router variable to the router and path it was
 	// mounted at (chi Route, Group, Mount).
 	prefixes map[types.Object]mount
+	// mountCalls are the net/http registrations that mount another mux.
+	mountCalls map[*ast.CallExpr]bool
 	// bound holds the arguments of the calls whose bodies are being read.
 	bound map[*types.Var]ast.Expr
 	// busy guards against cycles while tracing.
@@ -148,7 +150,7 @@ func newScanner(dir, root string, pkgs []*packages.Package) *scanner {
 			Selections: map[*ast.SelectorExpr]*types.Selection{}},
 		files: map[*ast.File]*packages.Package{}, defs: map[types.Object][]ast.Expr{}, flags: map[types.Object]*Origin{},
 		decls: map[*types.Func]*ast.FuncDecl{}, params: map[*types.Var]paramAt{}, calls: map[*types.Func][]*ast.CallExpr{},
-		methods: map[*ast.CallExpr][]string{}, prefixes: map[types.Object]mount{}, bound: map[*types.Var]ast.Expr{}, busy: map[any]bool{}}
+		methods: map[*ast.CallExpr][]string{}, prefixes: map[types.Object]mount{}, mountCalls: map[*ast.CallExpr]bool{}, bound: map[*types.Var]ast.Expr{}, busy: map[any]bool{}}
 	for _, p := range pkgs {
 		if s.fset == nil {
 			s.fset = p.Fset

@@ -126,11 +126,13 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-// TestDemo reads the demo: every route it serves and every dependency it
-// can reach, each from its flag.
+// TestDemo reads the demo: every route it serves (breakerimpl's admin
+// handler's below the prefix http.StripPrefix takes off) and every
+// dependency it can reach, each from its flag.
 func TestDemo(t *testing.T) {
 	svc := scan(t, "..", "./demo")
-	want := []string{"GET /debug/chaoskit/faults net/http", "GET /debug/chaoskit/state net/http", "GET /healthz net/http",
+	want := []string{"GET /debug/chaoskit/admin/ net/http", "POST /debug/chaoskit/admin/breakers/{name}/{to} net/http",
+		"POST /debug/chaoskit/admin/reload net/http", "POST /debug/chaoskit/admin/rollback/{version} net/http", "GET /debug/chaoskit/faults net/http", "GET /debug/chaoskit/state net/http", "GET /healthz net/http",
 		"GET /metrics net/http", "POST /orders net/http", "GET /orders/{id} net/http", "GET /products/{id} net/http",
 		"GET /products/{id}/recommendations net/http", "GET /search net/http"}
 	if got := routeKeys(svc); !slices.Equal(got, want) {
