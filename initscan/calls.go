@@ -157,6 +157,9 @@ func (s *scanner) dependency(fn *types.Func, call *ast.CallExpr) *Dependency {
 	default:
 		return nil
 	}
+	if d.Origin != nil && d.Origin.Kind == "unset" {
+		return nil // its address is a field nothing sets: not in use
+	}
 	return d
 }
 

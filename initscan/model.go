@@ -85,8 +85,9 @@ func (r Route) Readable() bool { return r.Method == "" || r.Method == "GET" }
 
 // Origin is where a setting's value comes from.
 type Origin struct {
-	// Kind is "flag", "env", "literal" or "computed" (made at run time
-	// from something init cannot follow).
+	// Kind is "flag", "env", "literal", "computed" (made at run time
+	// from something init cannot follow) or "unset" (a field of the
+	// service's own types that nothing sets: the code is not in use).
 	Kind string `json:"kind"`
 	// Name is the flag's or the variable's name; Value the flag's default
 	// or the literal.

@@ -461,6 +461,19 @@ func (s *scanner) flagOrigin(call *ast.CallExpr, nameAt, defAt int) *Origin {
 	return o
 }
 
+// inModule says whether obj is declared in one of the loaded packages.
+func (s *scanner) inModule(obj types.Object) bool {
+	if obj.Pkg() == nil {
+		return false
+	}
+	for _, p := range s.pkgs {
+		if p.Types == obj.Pkg() {
+			return true
+		}
+	}
+	return false
+}
+
 // rank orders origins: a flag before an env var before a literal.
 func rank(o *Origin) int {
 	switch {
@@ -514,6 +527,11 @@ func (s *scanner) originAt(e ast.Expr, depth int) *Origin {
 			}
 		}
 		if obj := s.objOf(x); obj != nil {
+			if v, ok := obj.(*types.Var); ok && v.IsField() && len(s.defs[v]) == 0 && s.flags[v] == nil && s.inModule(v) {
+				// A field of the service's own types that nothing sets:
+				// the code reading it is not in use here.
+				return &Origin{Kind: "unset", Pos: s.pos(x.Pos())}
+			}
 			return s.objOrigin(obj, depth+1)
 		}
 	case *ast.CallExpr:
@@ -521,6 +539,11 @@ func (s *scanner) originAt(e ast.Expr, depth int) *Origin {
 	case *ast.BinaryExpr:
 		if x.Op == token.ADD {
 			a, b := s.originAt(x.X, depth+1), s.originAt(x.Y, depth+1)
+			for _, o := range []*Origin{a, b} {
+				if o != nil && o.Kind == "unset" {
+					return o
+				}
+			}
 			if o := best(a, b); o.Configurable() || (a != nil && b != nil) {
 				return o
 			}
