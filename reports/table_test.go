@@ -71,8 +71,8 @@ func tableColumn(t *testing.T, out, header string) string {
 
 func TestTableFitsWidth(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		report  func(*testing.T) *Report
+		name   string
+		report func(*testing.T) *Report
 		width  int
 		folded bool
 	}{
