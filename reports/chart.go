@@ -103,7 +103,10 @@ func chartSVG(s ScenarioReport) (string, error) {
 	}
 	height := c.y + 4
 	var out strings.Builder
-	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 %d %s" font-size="11">`, chartWidth, num(height))
+	// data-end, data-left and data-right give the page's script the x
+	// scale, for zooming and the crosshair.
+	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 %d %s" font-size="11" data-end="%s" data-left="%d" data-right="%d">`,
+		chartWidth, num(height), strconv.FormatFloat(c.end, 'f', -1, 64), plotLeft, plotRight)
 	fmt.Fprintf(&out, `<title>%s: timeline of the run</title>`, esc(s.Name))
 	out.WriteString(c.b.String())
 	out.WriteString(`</svg>`)

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -40,16 +41,24 @@ func renderHTML(t *testing.T, r *Report) string {
 
 func TestHTMLIsSelfContained(t *testing.T) {
 	page := renderHTML(t, brokenRun(t))
-	// Nothing that makes a browser fetch: no scripts, stylesheets, images,
-	// fonts, frames or links; the only URLs are XML namespace names.
+	// Nothing that makes a browser fetch: no script from elsewhere, no
+	// stylesheets, images, fonts, frames or links; the only URLs are XML
+	// namespace names. The one script is inline (zoom and crosshair) and
+	// fetches nothing.
+	if n := strings.Count(page, "<script"); n != 1 || !strings.Contains(page, "<script>\n") {
+		t.Errorf("%d scripts, want the one inline script", n)
+	}
 	for _, re := range []*regexp.Regexp{
-		regexp.MustCompile(`(?i)<(script|link|img|iframe|object|embed|image|use)\b`),
+		regexp.MustCompile(`(?i)<(link|img|iframe|object|embed|image|use)\b`),
+		regexp.MustCompile(`(?i)<script[^>]`),
+		regexp.MustCompile(`\b(fetch|XMLHttpRequest|import|WebSocket|EventSource)\s*\(`),
 		regexp.MustCompile(`(?i)\b(src|xlink:href)\s*=`),
 		// Links only within the page: the table of contents and the
 		// summary rows point at sections.
 		regexp.MustCompile(`(?i)\bhref\s*=\s*"[^#]`),
 		regexp.MustCompile(`(?i)\bhref\s*=\s*[^"\s]`),
-		regexp.MustCompile(`(?i)url\(`),
+		// url(#id) names an element of the page itself.
+		regexp.MustCompile(`(?i)url\([^#]`),
 		regexp.MustCompile(`(?i)@import`),
 	} {
 		if m := re.FindString(page); m != "" {
@@ -82,7 +91,7 @@ func TestHTMLEscapes(t *testing.T) {
 	r := fixtureReport(t)
 	r.Scenarios[0].Name = `<script>alert(1)</script>`
 	page := renderHTML(t, r)
-	if strings.Contains(page, "<script>") {
+	if strings.Contains(page, "<script>alert(1)") {
 		t.Error("a scenario name was not escaped")
 	}
 }
@@ -660,5 +669,108 @@ func TestHTMLOpensOnTheAnswer(t *testing.T) {
 	}
 	if !dom.ChartsFirst {
 		t.Error("the table of every check comes before the charts")
+	}
+}
+
+// TestHTMLChartZoomsAndCrosshair drags across a chart in headless Chromium
+// with the mouse: every panel zooms to the span dragged over (the x tick
+// labels name the new span), the pointer draws a crosshair through every
+// panel at the same x, and a double click zooms out again.
+func TestHTMLChartZoomsAndCrosshair(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; runs without -short")
+	}
+	bin := chromium(t)
+	page := filepath.Join(t.TempDir(), FileHTML)
+	if err := os.WriteFile(page, []byte(renderHTML(t, chromiumReport(t))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true), chromedp.UserDataDir(t.TempDir()))
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	// A bound on a browser that hangs, not a measurement.
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate("file://"+page),
+		chromedp.WaitVisible(chromedp.CSS("svg.timeline"))); err != nil {
+		t.Fatal(err)
+	}
+	type state struct {
+		Ticks      []string
+		Zoomed     bool
+		Transforms int
+		Crosshairs []string
+		Panels     int
+		Time       string
+		// Where the plot area is on screen, and a row inside the first
+		// panel.
+		Left, Right, Y, End float64
+	}
+	read := func() state {
+		t.Helper()
+		js, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+  const svg = document.querySelector('svg.timeline');
+  svg.scrollIntoView();
+  const box = svg.getBoundingClientRect(), k = box.width / svg.viewBox.baseVal.width;
+  const grid = svg.querySelector('g.panel line.grid');
+  return JSON.stringify({
+    ticks: Array.from(svg.querySelector('g.panel').querySelectorAll('text.x-tick')).map(t => t.textContent),
+    zoomed: svg.classList.contains('zoomed'),
+    transforms: Array.from(svg.querySelectorAll('g.zoom')).filter(g => (g.getAttribute('transform') || '').startsWith('matrix')).length,
+    crosshairs: Array.from(svg.querySelectorAll('line.crosshair')).filter(l => l.getAttribute('visibility') === 'visible').map(l => l.getAttribute('x1')),
+    panels: svg.querySelectorAll('g.panel').length,
+    time: (svg.querySelector('text.crosshair-time') || {}).textContent || '',
+    left: box.left + k * +svg.dataset.left, right: box.left + k * +svg.dataset.right,
+    y: box.top + k * (+grid.getAttribute('y1') + 10), end: +svg.dataset.end});
+})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s state
+		if err := json.Unmarshal([]byte(js), &s); err != nil {
+			t.Fatalf("%v: %s", err, js)
+		}
+		return s
+	}
+	before := read()
+	if before.Zoomed || before.Transforms != 0 || len(before.Ticks) < 3 || before.Ticks[0] != "0s" {
+		t.Fatalf("before zooming: %+v", before)
+	}
+	x0 := before.Left + 0.25*(before.Right-before.Left)
+	x1 := before.Left + 0.5*(before.Right-before.Left)
+	if err := chromedp.Do(ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x0, before.Y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x0, before.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, (x0+x1)/2, before.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x1, before.Y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x1, before.Y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	zoomed := read()
+	if shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()); err == nil {
+		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), "zoomed.png"), shot, 0o644)
+	}
+	if !zoomed.Zoomed || zoomed.Transforms < zoomed.Panels {
+		t.Fatalf("after dragging over a quarter of the chart: %+v", zoomed)
+	}
+	// The first tick is now where the drag started: a quarter of the run.
+	var first float64
+	if _, err := fmt.Sscanf(zoomed.Ticks[0], "%gs", &first); err != nil || math.Abs(first-zoomed.End/4) > zoomed.End/50 {
+		t.Errorf("zoomed ticks %q, want the first at %.2fs (a quarter of %.2fs)", zoomed.Ticks, zoomed.End/4, zoomed.End)
+	}
+	// The crosshair: one line in every panel, all at the pointer's x.
+	if len(zoomed.Crosshairs) != zoomed.Panels || slices.Compact(slices.Clone(zoomed.Crosshairs))[0] != zoomed.Crosshairs[len(zoomed.Crosshairs)-1] || zoomed.Time == "" {
+		t.Errorf("crosshairs %q over %d panels, time %q", zoomed.Crosshairs, zoomed.Panels, zoomed.Time)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(x1, before.Y, chromedp.ClickCount(2))); err != nil {
+		t.Fatal(err)
+	}
+	if back := read(); back.Zoomed || back.Transforms != 0 || !slices.Equal(back.Ticks, before.Ticks) {
+		t.Errorf("after a double click: %+v, want the ticks %q", back, before.Ticks)
 	}
 }
