@@ -97,8 +97,7 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 			return "", err
 		}
 		defer os.Remove(path)
-		fmt.Fprintf(cfg.Progress, "init: running the %s phase of %s\n", suffix, d.Name)
-		return runFile(ctx, path, cfg.ReportDir, cfg.Progress)
+		return runFile(ctx, path, cfg.ReportDir)
 	}
 	var listings []*LoadRoute
 	for _, lr := range d.Routes {
@@ -107,6 +106,7 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 		}
 	}
 	if len(listings) > 0 {
+		fmt.Fprintf(cfg.Progress, "init: reading example path values from %s (%s)\n", routeList(listings), DiscoverPhase)
 		runDir, err := run("discover", d.render(&Only{Name: d.Name + "-discover", Routes: listings, Phase: DiscoverPhase}))
 		if err != nil {
 			return err
@@ -130,11 +130,13 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 					values[lr][p] = vs
 					d.Discovered = append(d.Discovered, fmt.Sprintf("{%s} of GET %s: %s, read from the first answer of GET %s", p, lr.Route.Path,
 						strings.Join(vs, ", "), lr.Listing.Route.Path))
+					fmt.Fprintf(cfg.Progress, "init:   %s\n", d.Discovered[len(d.Discovered)-1])
 				}
 			}
 		}
 		d.Fill(values)
 	}
+	fmt.Fprintf(cfg.Progress, "init: running the baseline, no fault, %s at %d/s\n", d.Opts.Phase, d.Rate())
 	runDir, err := run(BaselinePhase, d.render(&Only{Name: d.Name + "-" + BaselinePhase}))
 	if err != nil {
 		return err
@@ -147,8 +149,24 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 	}); err != nil {
 		return err
 	}
+	for _, lr := range d.Routes {
+		if st := m.Routes[lr.Tag]; st != nil {
+			fmt.Fprintf(cfg.Progress, "init:   GET %-30s %4d requests, %s errors, p99 %s\n", lr.Route.Path, st.Count, pct(st.ErrorShare()), st.P99().Round(10*time.Microsecond))
+		} else {
+			fmt.Fprintf(cfg.Progress, "init:   GET %-30s no request recorded: no contract proposed\n", lr.Route.Path)
+		}
+	}
+	fmt.Fprintf(cfg.Progress, "init: run directory %s\n", runDir)
 	d.Propose(m)
 	return d.checkOnBaseline(dir, runDir)
+}
+
+func routeList(rs []*LoadRoute) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, "GET "+r.Route.Path)
+	}
+	return strings.Join(out, ", ")
 }
 
 // checkOnBaseline judges every band on the baseline phase itself and
