@@ -9,6 +9,9 @@ import (
 	"github.com/pingcap/failpoint"
 
 	"github.com/chaoskit/chaoskit/demo"
+	// The bundled scenarios' target is the demo: its profile names its
+	// failpoints and headers.
+	_ "github.com/chaoskit/chaoskit/demo/profile"
 	"github.com/chaoskit/chaoskit/demo/store"
 )
 

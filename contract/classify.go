@@ -30,11 +30,6 @@ var Classes = timeline.Classes
 
 // Defaults of a Classification.
 const (
-	// DefaultSourceHeader is the header the demo service states its source in.
-	DefaultSourceHeader = "X-Chaoskit-Source"
-	// DefaultAgeHeader is the header the demo service states the age of a
-	// served copy in, in milliseconds.
-	DefaultAgeHeader = "X-Chaoskit-Age"
 	// DefaultRejectWithin bounds the latency of a fast refusal.
 	DefaultRejectWithin = 50 * time.Millisecond
 	// NoSource is the source name a service gives when nothing served.
@@ -92,20 +87,22 @@ func anyStatus(rs []StatusRange, code int) bool {
 }
 
 // Classification says how to sort requests into classes. The zero value
-// reads the demo service's headers:
+// knows no service's conventions (a target profile or the scenario's
+// classify: section names them):
 //
 //   - no response: timeout when the error says the deadline passed, else
 //     error; a 504 is a timeout too;
 //   - 429 or 503 within 50ms: rejected (a fast refusal);
 //   - any other 5xx: error;
-//   - otherwise by the source the service states in X-Chaoskit-Source: none
-//     or absent is primary for a 2xx-4xx answer, primary, db and upstream
-//     are primary, any other name is a fallback by that name.
+//   - otherwise by the source the service states in SourceHeader (or
+//     SourceJSON): none or absent is primary for a 2xx-4xx answer,
+//     primary, db and upstream are primary, any other name is a fallback
+//     by that name.
 //
 // Rules are tried first, in order; the first that matches decides.
 type Classification struct {
 	// SourceHeader is the response header naming the source that served;
-	// default X-Chaoskit-Source. SourceJSON, when set, names a path in a
+	// none when empty. SourceJSON, when set, names a path in a
 	// JSON body to read it from instead (e.g. "meta.source").
 	SourceHeader string
 	SourceJSON   string
@@ -117,8 +114,12 @@ type Classification struct {
 	RejectStatus []StatusRange
 	RejectWithin time.Duration
 	// AgeHeader is the response header giving the age of a served copy in
-	// milliseconds; default X-Chaoskit-Age.
+	// milliseconds; none when empty.
 	AgeHeader string
+	// BreakerHeader is the response header a service states its breaker's
+	// state in, read when the run sampled no breaker states; none when
+	// empty.
+	BreakerHeader string
 	// Rules classify requests the defaults get wrong.
 	Rules []Rule
 }
@@ -149,11 +150,10 @@ func (c *Classification) sourceOf(r *timeline.Request) string {
 		}
 		return ""
 	}
-	h := c.SourceHeader
-	if h == "" {
-		h = DefaultSourceHeader
+	if c.SourceHeader == "" {
+		return ""
 	}
-	return r.Headers[canonical(h)]
+	return r.Headers[canonical(c.SourceHeader)]
 }
 
 // Classify returns the class of r and the source that served it.
@@ -275,8 +275,11 @@ func jsonText(v any) string {
 // served a copy and nothing true about how old it is, so no bound on its
 // age can be shown to hold (docs/contracts.md, "Ages a service gets wrong").
 func (c *Classification) Age(r *timeline.Request) (time.Duration, bool, error) {
-	h := c.ageHeader()
-	v, present := r.Headers[canonical(h)]
+	if c.AgeHeader == "" {
+		return 0, false, nil
+	}
+	h := canonical(c.AgeHeader)
+	v, present := r.Headers[h]
 	if !present {
 		return 0, false, nil
 	}
@@ -288,13 +291,6 @@ func (c *Classification) Age(r *timeline.Request) (time.Duration, bool, error) {
 		return time.Duration(math.MaxInt64), true, nil
 	}
 	return time.Duration(ms * float64(time.Millisecond)), true, nil
-}
-
-func (c *Classification) ageHeader() string {
-	if c.AgeHeader == "" {
-		return DefaultAgeHeader
-	}
-	return canonical(c.AgeHeader)
 }
 
 // AgeError is an age header whose value is not a non-negative number of

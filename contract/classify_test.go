@@ -18,7 +18,7 @@ func TestClassify(t *testing.T) {
 	}
 	src := func(s string) map[string]string { return map[string]string{"X-Chaoskit-Source": s} }
 	ms := time.Millisecond
-	demo := Classification{}
+	demo := convCls(Classification{})
 	custom := Classification{
 		SourceJSON:   "meta.served_by",
 		Primary:      []string{"origin"},
@@ -84,9 +84,9 @@ func TestClassificationRulesDecideVerdicts(t *testing.T) {
 	for _, tt := range []struct {
 		cls  Classification
 		want Outcome
-	}{{Classification{}, Fail}, {Classification{SourceJSON: "meta.source"}, Pass}} {
+	}{{convCls(Classification{}), Fail}, {Classification{SourceJSON: "meta.source"}, Pass}} {
 		spec.Classify = tt.cls
-		c, err := Compile(spec)
+		c, err := Compile(conv(spec))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,18 +159,18 @@ func TestAge(t *testing.T) {
 		ok      bool
 		err     string
 	}{
-		{"no header, no copy", Classification{}, nil, 0, false, ""},
-		{"milliseconds", Classification{}, map[string]string{"X-Chaoskit-Age": "1500"}, 1500 * time.Millisecond, true, ""},
-		{"fractions", Classification{}, map[string]string{"X-Chaoskit-Age": "0.5"}, 500 * time.Microsecond, true, ""},
-		{"zero", Classification{}, map[string]string{"X-Chaoskit-Age": "0"}, 0, true, ""},
+		{"no header, no copy", convCls(Classification{}), nil, 0, false, ""},
+		{"milliseconds", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "1500"}, 1500 * time.Millisecond, true, ""},
+		{"fractions", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "0.5"}, 500 * time.Microsecond, true, ""},
+		{"zero", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "0"}, 0, true, ""},
 		{"custom header", custom, map[string]string{"X-Cache-Age": "20"}, 20 * time.Millisecond, true, ""},
 		{"custom header ignores the default", custom, map[string]string{"X-Chaoskit-Age": "-1"}, 0, false, ""},
-		{"beyond any duration", Classification{}, map[string]string{"X-Chaoskit-Age": "1e300"}, time.Duration(math.MaxInt64), true, ""},
-		{"negative", Classification{}, map[string]string{"X-Chaoskit-Age": "-5"}, 0, false, `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds`},
-		{"unparsable", Classification{}, map[string]string{"X-Chaoskit-Age": "soon"}, 0, false, `"soon" is not`},
-		{"empty", Classification{}, map[string]string{"X-Chaoskit-Age": ""}, 0, false, `"" is not`},
-		{"not a number", Classification{}, map[string]string{"X-Chaoskit-Age": "NaN"}, 0, false, `"NaN" is not`},
-		{"infinite", Classification{}, map[string]string{"X-Chaoskit-Age": "+Inf"}, 0, false, `"+Inf" is not`},
+		{"beyond any duration", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "1e300"}, time.Duration(math.MaxInt64), true, ""},
+		{"negative", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "-5"}, 0, false, `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds`},
+		{"unparsable", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "soon"}, 0, false, `"soon" is not`},
+		{"empty", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": ""}, 0, false, `"" is not`},
+		{"not a number", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "NaN"}, 0, false, `"NaN" is not`},
+		{"infinite", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "+Inf"}, 0, false, `"+Inf" is not`},
 		{"custom header, bad", custom, map[string]string{"X-Cache-Age": "-0.1"}, 0, false, `age header X-Cache-Age: "-0.1"`},
 	}
 	for _, tt := range tests {
@@ -191,7 +191,7 @@ func TestAge(t *testing.T) {
 // gets a finding per route, naming the value, even with no contract on age.
 func TestBadAgesAreFindings(t *testing.T) {
 	tl := newShop(10, faultPhase(every(4), func(r *timeline.Request) { r.Headers["X-Chaoskit-Age"] = "-3" })).tl
-	got := BadAges(tl, Classification{})
+	got := BadAges(tl, convCls(Classification{}))
 	if len(got) != 1 {
 		t.Fatalf("findings = %+v, want one", got)
 	}
@@ -200,10 +200,10 @@ func TestBadAgesAreFindings(t *testing.T) {
 		!strings.Contains(f.Message, `25 of 300 responses`) || !strings.Contains(f.Message, `X-Chaoskit-Age: "-3"`) {
 		t.Errorf("finding = %+v", f)
 	}
-	if m := Measure(tl, Classification{}); len(m.Findings) != 1 || m.Findings[0].Kind != "bad_age" {
+	if m := Measure(tl, convCls(Classification{})); len(m.Findings) != 1 || m.Findings[0].Kind != "bad_age" {
 		t.Errorf("Measure findings = %+v", m.Findings)
 	}
-	if got := BadAges(newShop(10, normal).tl, Classification{}); len(got) != 0 {
+	if got := BadAges(newShop(10, normal).tl, convCls(Classification{})); len(got) != 0 {
 		t.Errorf("good ages: findings %+v", got)
 	}
 }

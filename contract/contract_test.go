@@ -87,7 +87,7 @@ func TestEvaluate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.spec.Name = tt.name
-			c, err := Compile(tt.spec)
+			c, err := Compile(conv(tt.spec))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestUnfiredReason(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tl := build(200, func(int) bool { return false }, 0)
 			tl.Meta.FaultInjection = tt.probe
-			c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}})
+			c, err := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestUnfiredReason(t *testing.T) {
 }
 
 func TestViolationEvidence(t *testing.T) {
-	c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}})
+	c, _ := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 99%`}}))
 	v := c.Evaluate(build(200, func(i int) bool { return i%20 == 0 }, 10))
 	got := v.Checks[0].Violations
 	if len(got) != MaxViolations {
@@ -146,7 +146,7 @@ func TestViolationEvidence(t *testing.T) {
 }
 
 func TestDecisiveCheck(t *testing.T) {
-	c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 50%`, `status == 200 for >= 94%`}})
+	c, _ := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{`status == 200 for >= 50%`, `status == 200 for >= 94%`}}))
 	v := c.Evaluate(build(200, func(i int) bool { return i%20 == 0 }, 10))
 	if v.Outcome != Pass || v.Expected != ">= 94%" {
 		t.Errorf("decisive = %s %s, want the closest check >= 94%%", v.Outcome, v.Expected)
@@ -166,7 +166,7 @@ func TestCompileErrors(t *testing.T) {
 		{`status == 200 for >= 101%`, 22, "above 100%"},
 	}
 	for _, tt := range tests {
-		_, err := Compile(Spec{Name: "c", Expect: []string{"status == 200 for >= 1%", tt.expect}})
+		_, err := Compile(conv(Spec{Name: "c", Expect: []string{"status == 200 for >= 1%", tt.expect}}))
 		var ee *ExpectError
 		var se *SyntaxError
 		if !errors.As(err, &ee) || !errors.As(err, &se) {

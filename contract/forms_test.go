@@ -202,7 +202,7 @@ func TestEvaluateForms(t *testing.T) {
 			if tt.spec.Phase == "" && !strings.HasPrefix(tt.name, "whole run") && !strings.Contains(tt.spec.Expect[0], "lost_writes") {
 				tt.spec.Phase = "fault"
 			}
-			c, err := Compile(tt.spec)
+			c, err := Compile(conv(tt.spec))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +217,7 @@ func TestEvaluateForms(t *testing.T) {
 func TestEvidence(t *testing.T) {
 	judge := func(expect string, tl *timeline.Timeline) CheckResult {
 		t.Helper()
-		c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{expect}})
+		c, err := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{expect}}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestFormErrors(t *testing.T) {
 		{`availability >= 99%`, 1, "no known form"},
 	}
 	for _, tt := range tests {
-		_, err := Compile(Spec{Name: "c", Expect: []string{tt.expect}})
+		_, err := Compile(conv(Spec{Name: "c", Expect: []string{tt.expect}}))
 		var se *SyntaxError
 		if !asSyntax(err, &se) || se.Column != tt.col || !strings.Contains(se.Msg, tt.msg) {
 			t.Errorf("%q: err = %v (col %v); want col %d %q", tt.expect, err, colOf(se), tt.col, tt.msg)

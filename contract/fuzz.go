@@ -19,7 +19,7 @@ import (
 // expectation that compiles.
 func checkExpect(data []byte) int {
 	src := string(data)
-	c, err := Compile(Spec{Name: "fuzz", Phase: "fault", Expect: []string{src}, MinSamples: 1})
+	c, err := Compile(Spec{Name: "fuzz", Phase: "fault", Expect: []string{src}, MinSamples: 1, Classify: Classification{SourceHeader: "Source", AgeHeader: "Age"}})
 	if err != nil {
 		var se *SyntaxError
 		if !errors.As(err, &se) {
@@ -68,14 +68,14 @@ var fuzzTimeline = sync.OnceValue(func() *timeline.Timeline {
 			}
 			r := timeline.Request{Seq: seq, Phase: name, Time: start.Add(time.Duration(i) * 100 * time.Millisecond), Method: "GET",
 				Target: fmt.Sprintf("GET /products/%d", i%3), Status: status, Latency: time.Duration(i+1) * time.Millisecond,
-				Headers: map[string]string{"X-Chaoskit-Source": source, "Content-Type": "application/json"}, Tags: []string{"read"}}
+				Headers: map[string]string{"Source": source, "Content-Type": "application/json"}, Tags: []string{"read"}}
 			r.URL = "http://127.0.0.1:1" + strings.TrimPrefix(r.Target, "GET ")
 			if status == 200 {
 				r.Body = fmt.Sprintf(`{"id":%d,"price_cents":%d,"tags":["a","b"]}`, i%3, 100+i%3)
 				r.BodySize = len(r.Body)
 			}
 			if source == "cache" {
-				r.Headers["X-Chaoskit-Age"] = "1500"
+				r.Headers["Age"] = "1500"
 			}
 			tl.Requests = append(tl.Requests, r)
 			state := "closed"
@@ -94,7 +94,7 @@ var fuzzTimeline = sync.OnceValue(func() *timeline.Timeline {
 	}
 	seq++
 	w := timeline.Request{Seq: seq, Phase: "fault", Time: t0.Add(1550 * time.Millisecond), Method: "POST", Target: "POST /orders", Status: 201,
-		Body: `{"id":"o-1","quantity":1}`, Headers: map[string]string{"X-Chaoskit-Source": "db"}, Tags: []string{"write"}}
+		Body: `{"id":"o-1","quantity":1}`, Headers: map[string]string{"Source": "db"}, Tags: []string{"write"}}
 	tl.Requests = append(tl.Requests, w)
 	end := t0.Add(3 * time.Second)
 	tl.Events = append(tl.Events,

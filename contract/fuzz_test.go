@@ -25,7 +25,7 @@ func TestFuzzTimelineJudgesEveryForm(t *testing.T) {
 		`breaker("db") opens within 1s`, `increase("db.product_queries") <= 2 * count`, `lost_writes == 0`,
 		`body == baseline("warmup") for >= 70%`, `stale <= 2s`, `rps >= 5`,
 	} {
-		c, err := Compile(Spec{Name: "t", Phase: "fault", Expect: []string{src}, MinSamples: 1})
+		c, err := Compile(conv(Spec{Name: "t", Phase: "fault", Expect: []string{src}, MinSamples: 1}))
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}

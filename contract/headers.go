@@ -2,14 +2,19 @@ package contract
 
 import "github.com/expr-lang/expr/ast"
 
-// Headers names the response headers the classification reads: the source
-// and age headers (defaults included) and every header a rule matches on,
-// in canonical form. A run must record them for the classification to see
-// them.
+// Headers names the response headers the classification reads: the
+// source, age and breaker headers it names and every header a rule matches
+// on, in canonical form. A run must record them for the classification to
+// see them.
 func (c *Classification) Headers() []string {
-	out := []string{canonical(or(c.AgeHeader, DefaultAgeHeader))}
-	if c.SourceJSON == "" {
-		out = append(out, canonical(or(c.SourceHeader, DefaultSourceHeader)))
+	var out []string
+	for _, h := range []string{c.AgeHeader, c.BreakerHeader} {
+		if h != "" {
+			out = append(out, canonical(h))
+		}
+	}
+	if c.SourceJSON == "" && c.SourceHeader != "" {
+		out = append(out, canonical(c.SourceHeader))
 	}
 	for _, r := range c.Rules {
 		for name := range r.Header {
@@ -53,10 +58,3 @@ func (c *Contract) Headers() (names []string, all bool) {
 type visitor func(ast.Node)
 
 func (v visitor) Visit(n *ast.Node) { v(*n) }
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}

@@ -93,7 +93,7 @@ func syntheticContracts(t testing.TB) []*Contract {
 	}
 	var out []*Contract
 	for _, s := range specs {
-		c, err := Compile(s)
+		c, err := Compile(conv(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestJudgeMemoryIndependentOfLength(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		peak = max(peak, ms.HeapAlloc)
 	}
-	cls := Classification{}
+	cls := convCls(Classification{})
 	vs, m, err := Judge(src, syntheticContracts(t), &cls)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestJudgeMemoryIndependentOfLength(t *testing.T) {
 func BenchmarkJudge(b *testing.B) {
 	src := newSynthetic(300_000)
 	cs := syntheticContracts(b)
-	cls := Classification{}
+	cls := convCls(Classification{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -208,7 +208,7 @@ func BenchmarkJudgeFromDisk(b *testing.B) {
 		b.Fatal(err)
 	}
 	cs := syntheticContracts(b)
-	cls := Classification{}
+	cls := convCls(Classification{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -240,7 +240,7 @@ func TestTimeChecksReadSendOrder(t *testing.T) {
 		t.Fatal("the sample's completion order is its send order: it tests nothing")
 	}
 	for _, expect := range []string{"time_to_degrade < 1s", "time_to_recover < 6s", `time_to_degrade("fallback", "rejected") < 100ms`} {
-		c, err := Compile(Spec{Name: "t", Phase: "fault", Expect: []string{expect}, MinSamples: 1})
+		c, err := Compile(conv(Spec{Name: "t", Phase: "fault", Expect: []string{expect}, MinSamples: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ func TestShortfallMakesInconclusive(t *testing.T) {
 				}
 			}
 		}
-		c, _ := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`latency < 5s for >= 99%`}})
+		c, _ := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{`latency < 5s for >= 99%`}}))
 		v := c.Evaluate(tl)
 		if v.Outcome != tt.want {
 			t.Errorf("%s: %s (%s), want %s", tt.name, v.Outcome, v.Reason, tt.want)

@@ -88,10 +88,6 @@ type StateSpan struct {
 	State    string
 }
 
-// DefaultBreakerHeader is the response header the demo service states its
-// breaker's state in.
-const DefaultBreakerHeader = "X-Chaoskit-Breaker"
-
 // Measure computes a run's figures, classifying requests with cls, in
 // one pass over its requests (see Judge).
 func Measure(tl *timeline.Timeline, cls Classification) Measurement {
@@ -260,8 +256,8 @@ func (ms *measure) add(r *timeline.Request) {
 		d.addRoute(route, r, &k)
 	}
 	ms.ages.add(r, route, &ms.cls)
-	if !ms.breakers {
-		if st := r.Header(DefaultBreakerHeader); st != "" {
+	if !ms.breakers && ms.cls.BreakerHeader != "" {
+		if st := r.Header(ms.cls.BreakerHeader); st != "" {
 			if n := len(ms.points); n == 0 || ms.points[n-1].State != st {
 				ms.points = append(ms.points, StateSample{r.End(), st})
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMeasure(t *testing.T) {
-	m := Measure(newShop(10, faultPhase(every(10), fast503)).tl, Classification{})
+	m := Measure(newShop(10, faultPhase(every(10), fast503)).tl, convCls(Classification{}))
 	if len(m.Phases) != 3 || !m.Start.Equal(t0) {
 		t.Fatalf("phases = %+v", m.Phases)
 	}
@@ -44,7 +44,7 @@ func TestMeasureOpenFault(t *testing.T) {
 		}
 	}
 	tl.Events = kept
-	m := Measure(tl, Classification{})
+	m := Measure(tl, convCls(Classification{}))
 	if !m.Faults[0].Open || m.Faults[0].Off != 3*time.Second {
 		t.Errorf("an unclosed fault lasts to the end: %+v", m.Faults[0])
 	}
@@ -53,7 +53,7 @@ func TestMeasureOpenFault(t *testing.T) {
 func TestBreakerBands(t *testing.T) {
 	t.Run("from state samples", func(t *testing.T) {
 		tl := newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, 2500*time.Millisecond)).tl
-		bands := Measure(tl, Classification{}).Series.Breakers
+		bands := Measure(tl, convCls(Classification{})).Series.Breakers
 		want := []StateSpan{{0, 1300 * time.Millisecond, "closed"}, {1300 * time.Millisecond, 2500 * time.Millisecond, "open"}, {2500 * time.Millisecond, 3 * time.Second, "closed"}}
 		if len(bands) != 1 || bands[0].Name != "db" || bands[0].From != "state samples" || !equalSpans(bands[0].Spans, want) {
 			t.Errorf("bands = %+v", bands)
@@ -67,14 +67,14 @@ func TestBreakerBands(t *testing.T) {
 				r.Headers["X-Chaoskit-Breaker"] = "open"
 			}
 		}).tl
-		bands := Measure(tl, Classification{}).Series.Breakers
+		bands := Measure(tl, convCls(Classification{})).Series.Breakers
 		if len(bands) != 1 || bands[0].From != "response header" || len(bands[0].Spans) != 3 || bands[0].Spans[1].State != "open" ||
 			bands[0].Spans[1].From != 1102*time.Millisecond || bands[0].Spans[2].From != 2001*time.Millisecond {
 			t.Errorf("bands = %+v", bands)
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		if b := Measure(newShop(10, normal).tl, Classification{}).Series.Breakers; b != nil {
+		if b := Measure(newShop(10, normal).tl, convCls(Classification{})).Series.Breakers; b != nil {
 			t.Errorf("bands = %+v", b)
 		}
 	})

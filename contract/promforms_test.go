@@ -96,7 +96,7 @@ func TestMetricForms(t *testing.T) {
 		{`breaker("db") never opens`, metricTimeline(0, 1500*time.Millisecond, false), Fail, "open at +1.5s"},
 	}
 	for _, tt := range tests {
-		c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{tt.expect}})
+		c, err := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{tt.expect}}))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.expect, err)
 		}
@@ -111,14 +111,14 @@ func TestMetricForms(t *testing.T) {
 func TestBreakerOpensOnMetrics(t *testing.T) {
 	tl := metricTimeline(0, 300*time.Millisecond, false)
 	tl.Events = append(tl.Events, timeline.Event{Time: tl.Meta.Start, Kind: timeline.FaultOn, Phase: "fault", Point: "store/productQuery"})
-	c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{`breaker("db") opens within 500ms`}})
+	c, err := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{`breaker("db") opens within 500ms`}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Evaluate(tl).Checks[0]; got.Outcome != Pass || got.Measured != "open 300ms after fault start" {
 		t.Fatalf("%s %q (%s)", got.Outcome, got.Measured, got.Reason)
 	}
-	m := Measure(tl, Classification{})
+	m := Measure(tl, convCls(Classification{}))
 	if len(m.Series.Breakers) != 1 || m.Series.Breakers[0].From != "metric samples" || len(m.Series.Breakers[0].Spans) != 2 {
 		t.Fatalf("breaker bands %+v", m.Series.Breakers)
 	}
@@ -132,7 +132,7 @@ func TestMetricFormErrors(t *testing.T) {
 		{`histogram_quantile(1.5, x_seconds) < 1s`, "quantile 1.5 is not between 0 and 1"},
 		{`histogram_quantile(0.9, x_seconds) < soon`, `"soon" is not a number`},
 	} {
-		_, err := Compile(Spec{Name: "c", Expect: []string{tt.expect}})
+		_, err := Compile(conv(Spec{Name: "c", Expect: []string{tt.expect}}))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.expect, err, tt.want)
 		}

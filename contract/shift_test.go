@@ -39,7 +39,7 @@ func hidden(share int) *shop {
 }
 
 func TestStatusShifts(t *testing.T) {
-	fs := StatusShifts(hidden(100).tl, Classification{})
+	fs := StatusShifts(hidden(100).tl, convCls(Classification{}))
 	if len(fs) != 1 {
 		t.Fatalf("findings %+v", fs)
 	}
@@ -52,15 +52,15 @@ func TestStatusShifts(t *testing.T) {
 		t.Errorf("message %q", f.Message)
 	}
 	// Below the threshold, or in a run with no fault-free phase, nothing.
-	if fs := StatusShifts(hidden(9).tl, Classification{}); len(fs) != 0 {
+	if fs := StatusShifts(hidden(9).tl, convCls(Classification{})); len(fs) != 0 {
 		t.Errorf("a 9-point shift is a finding: %+v", fs)
 	}
-	if fs := StatusShifts(hidden(10).tl, Classification{}); len(fs) != 1 {
+	if fs := StatusShifts(hidden(10).tl, convCls(Classification{})); len(fs) != 1 {
 		t.Errorf("a 10-point shift is no finding: %+v", fs)
 	}
 	noBaseline := hidden(100)
 	noBaseline.tl.Events = append([]timeline.Event{{Time: t0, Kind: timeline.FaultOn, Point: "other"}}, noBaseline.tl.Events...)
-	if fs := StatusShifts(noBaseline.tl, Classification{}); len(fs) != 0 {
+	if fs := StatusShifts(noBaseline.tl, convCls(Classification{})); len(fs) != 0 {
 		t.Errorf("no baseline, yet findings: %+v", fs)
 	}
 	// A 4xx the classification calls something else is not hiding: a
@@ -70,7 +70,7 @@ func TestStatusShifts(t *testing.T) {
 		t.Errorf("404s classified as errors make a finding: %+v", fs)
 	}
 	// The correct shop shifts nothing.
-	if fs := StatusShifts(newShop(50, normal).tl, Classification{}); len(fs) != 0 {
+	if fs := StatusShifts(newShop(50, normal).tl, convCls(Classification{})); len(fs) != 0 {
 		t.Errorf("the correct shop: %+v", fs)
 	}
 }
@@ -92,7 +92,7 @@ func TestStatusShiftCheck(t *testing.T) {
 		{"unknown baseline", hidden(100), "fault", `status_shift("4xx", "nope") <= 10%`, Inconclusive, "no baseline"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Compile(Spec{Name: "shift", Phase: tt.phase, Expect: []string{tt.expect}})
+			c, err := Compile(conv(Spec{Name: "shift", Phase: tt.phase, Expect: []string{tt.expect}}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,27 +106,31 @@ func TestStatusShiftCheck(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Compile(Spec{Name: "bad", Expect: []string{`status_shift("4x") <= 10%`}}); err == nil {
+	if _, err := Compile(conv(Spec{Name: "bad", Expect: []string{`status_shift("4x") <= 10%`}})); err == nil {
 		t.Error(`status_shift("4x") compiled`)
 	}
 }
 
 func TestHeaders(t *testing.T) {
-	cls := Classification{SourceHeader: "x-served-by", Rules: []Rule{{Class: Fallback, Header: map[string]string{"x-cache": "HIT"}}}}
-	if got := strings.Join(cls.Headers(), ","); got != "X-Chaoskit-Age,X-Served-By,X-Cache" {
+	cls := Classification{SourceHeader: "x-served-by", BreakerHeader: "x-breaker", Rules: []Rule{{Class: Fallback, Header: map[string]string{"x-cache": "HIT"}}}}
+	if got := strings.Join(cls.Headers(), ","); got != "X-Breaker,X-Served-By,X-Cache" {
 		t.Errorf("classification headers %s", got)
 	}
 	if got := strings.Join((&Classification{SourceJSON: "meta.source", AgeHeader: "Age"}).Headers(), ","); got != "Age" {
 		t.Errorf("json-sourced classification reads headers %s", got)
 	}
-	c, err := Compile(Spec{Name: "h", Expect: []string{`header("x-trace") != "" && header("Retry-After") != "" for >= 99%`, `p99 latency < 1s`}})
+	// The zero classification knows no service's headers: it reads none.
+	if got := (&Classification{}).Headers(); len(got) != 0 {
+		t.Errorf("the zero classification reads headers %v", got)
+	}
+	c, err := Compile(conv(Spec{Name: "h", Expect: []string{`header("x-trace") != "" && header("Retry-After") != "" for >= 99%`, `p99 latency < 1s`}}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if names, all := c.Headers(); strings.Join(names, ",") != "X-Trace,Retry-After" || all {
 		t.Errorf("contract headers %v, all %v", names, all)
 	}
-	c, err = Compile(Spec{Name: "h", Expect: []string{`header("X-" + phase) == "" for >= 99%`}})
+	c, err = Compile(conv(Spec{Name: "h", Expect: []string{`header("X-" + phase) == "" for >= 99%`}}))
 	if err != nil {
 		t.Fatal(err)
 	}

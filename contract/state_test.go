@@ -50,7 +50,7 @@ func TestStateForms(t *testing.T) {
 		{`breaker("other") never opens`, stateTimeline(0, -1), Inconclusive, ""},
 	}
 	for _, tt := range tests {
-		c, err := Compile(Spec{Name: "c", Phase: "fault", Expect: []string{tt.expect}})
+		c, err := Compile(conv(Spec{Name: "c", Phase: "fault", Expect: []string{tt.expect}}))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.expect, err)
 		}
@@ -63,7 +63,7 @@ func TestStateForms(t *testing.T) {
 }
 
 func TestIncreaseBoundErrors(t *testing.T) {
-	_, err := Compile(Spec{Name: "c", Expect: []string{`increase("a.b") <= 1.1 * cnt`}})
+	_, err := Compile(conv(Spec{Name: "c", Expect: []string{`increase("a.b") <= 1.1 * cnt`}}))
 	if err == nil || !strings.Contains(err.Error(), "bad bound") {
 		t.Errorf("err = %v", err)
 	}

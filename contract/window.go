@@ -278,12 +278,7 @@ func (f FaultSpan) Label() string {
 	return f.Point
 }
 
-// canonical is a header name in canonical form. The default names are
-// asked for on every request: they are canonical already.
+// canonical is a header name in canonical form.
 func canonical(name string) string {
-	switch name {
-	case DefaultSourceHeader, DefaultAgeHeader, DefaultBreakerHeader:
-		return name
-	}
 	return textproto.CanonicalMIMEHeaderKey(name)
 }

@@ -42,8 +42,8 @@ func Classifier(sc *plan.Scenario) func(*timeline.Request) timeline.Class {
 }
 
 // RecordedHeaders returns the response headers a run of sc must record,
-// besides those every run keeps (the demo's X-Chaoskit-* headers,
-// Retry-After, Content-Type): the headers its classification reads, those
+// besides those every run keeps (Retry-After, Content-Type): the headers
+// its classification reads (its target profile's conventions included), those
 // its predicates name with header("…") and those its write read-backs take
 // ({header.Location}). all is true when a predicate computes a header's
 // name, so that only recording every header serves it.

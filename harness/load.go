@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chaoskit/chaoskit/demo"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/suggest"
@@ -17,10 +16,10 @@ import (
 )
 
 // LoadOptions returns the options scenarios load with: the failpoint
-// catalog of each scenario's target (see Catalog), the demo's own check of
-// target.demo.args, the variables given and the rate scale (1 means none).
+// catalog of each scenario's target (see Catalog), the variables given and
+// the rate scale (1 means none).
 func LoadOptions(vars map[string]string, rateScale float64) plan.Options {
-	opts := plan.Options{Catalog: Catalog, DemoArgs: demo.CheckArgs, Vars: vars}
+	opts := plan.Options{Catalog: Catalog, Vars: vars}
 	if rateScale != 1 {
 		opts.RateScale = rateScale
 	}
@@ -68,13 +67,16 @@ func Select(scs []*plan.Scenario, only []string) ([]*plan.Scenario, error) {
 	return out, nil
 }
 
-// Catalog returns the failpoints a scenario's target really has: the
-// demo's own list, the target's declared points, a scan of its source, or
+// Catalog returns the failpoints a scenario's target really has: its
+// profile's list (see plan.Profile), the target's declared points, a scan of its source, or
 // the list a running service reports on its hits endpoint.
 func Catalog(t plan.Target) (*inject.Catalog, error) {
+	if p, ok := plan.ProfileOf(t); ok {
+		return inject.NewCatalog(p.Failpoints...), nil
+	}
 	switch {
 	case t.Demo != nil:
-		return inject.NewCatalog(demo.Failpoints()...), nil
+		return nil, fmt.Errorf("this chaoskit has no demo linked in (its profile package, demo/profile, registers it)")
 	case len(t.Points) > 0:
 		return inject.NewCatalog(t.Points...), nil
 	case t.Source != "":

@@ -55,17 +55,18 @@ func (f RequestFilter) filter() contract.Filter {
 }
 
 // Classify says how to sort this service's requests into primary,
-// fallback, rejected, error and timeout when the demo's headers do not
-// fit. Every field is optional.
+// fallback, rejected, error and timeout. Every field is optional; the
+// target profile's conventions (Profile) fill the headers left out.
 type Classify struct {
 	// SourceHeader names the response header stating the source that
-	// served (default X-Chaoskit-Source); SourceJSON a path in a JSON body
-	// to read it from instead.
+	// served; SourceJSON a path in a JSON body to read it from instead.
 	SourceHeader string `yaml:"source_header"`
 	SourceJSON   string `yaml:"source_json"`
-	// AgeHeader states the age of a served copy in milliseconds (default
-	// X-Chaoskit-Age).
+	// AgeHeader states the age of a served copy in milliseconds.
 	AgeHeader string `yaml:"age_header"`
+	// BreakerHeader states the service's breaker state, read by
+	// breaker(...) predicates when the run sampled no states.
+	BreakerHeader string `yaml:"breaker_header"`
 	// Primary are the source names of the primary path (default primary, db,
 	// upstream).
 	Primary []string `yaml:"primary"`
@@ -168,13 +169,20 @@ func (s *Scalar) UnmarshalYAML(n ast.Node) error {
 }
 
 // Classification returns the scenario's classification as the contract
-// package takes it.
+// package takes it: its classify: section, with the headers it leaves out
+// taken from its target profile's conventions.
 func (sc *Scenario) Classification() contract.Classification {
+	out := sc.classification()
+	sc.conventions.fill(&out)
+	return out
+}
+
+func (sc *Scenario) classification() contract.Classification {
 	c := sc.Classify
 	if c == nil {
 		return contract.Classification{}
 	}
-	out := contract.Classification{SourceHeader: c.SourceHeader, SourceJSON: c.SourceJSON, AgeHeader: c.AgeHeader, Primary: c.Primary}
+	out := contract.Classification{SourceHeader: c.SourceHeader, SourceJSON: c.SourceJSON, AgeHeader: c.AgeHeader, BreakerHeader: c.BreakerHeader, Primary: c.Primary}
 	if c.Rejected != nil {
 		out.RejectStatus, out.RejectWithin = statusRanges(c.Rejected.Status), c.Rejected.Within.D()
 	}

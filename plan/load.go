@@ -29,9 +29,6 @@ type Options struct {
 	// Catalog returns the failpoints of a scenario's target, against which
 	// fault points are resolved. Nil leaves points unresolved.
 	Catalog func(t Target) (*inject.Catalog, error)
-	// DemoArgs checks a demo target's args as the demo will parse them
-	// (demo.CheckArgs); nil leaves them unchecked.
-	DemoArgs func(args []string) error
 	// Vars override the scenarios' vars (--var name=value).
 	Vars map[string]string
 	// RateScale multiplies every rate of every phase; 0 means 1. Any
@@ -620,6 +617,9 @@ func (v *validator) validate() {
 		v.errorf("$.name", nameHint(sc.Name), "%s", msg)
 	}
 	v.validateTarget()
+	if p, ok := ProfileOf(sc.Target); ok {
+		sc.conventions = p.Conventions
+	}
 	v.validateDeps()
 	v.validateLoad("$.load", &sc.Load, true)
 	v.validateFuzz()
@@ -731,14 +731,14 @@ func (v *validator) validateTarget() {
 	}
 	if t.Demo != nil {
 		v.checkNUL("$.target.demo.args", t.Demo.Args...)
-		if v.opts.DemoArgs != nil {
+		if p, ok := ProfileOf(*t); ok && p.CheckArgs != nil {
 			// The demo parses its args once chaoskit has filled their port
 			// placeholders; any port will do to check them.
 			args := make([]string, len(t.Demo.Args))
 			for i, a := range t.Demo.Args {
 				args[i] = portRef.ReplaceAllString(a, "1")
 			}
-			if err := v.opts.DemoArgs(args); err != nil {
+			if err := p.CheckArgs(args); err != nil {
 				v.errorf("$.target.demo.args", "chaoskit demo serve --help says what each flag does", "demo args %q: %v", t.Demo.Args, err)
 			}
 		}

@@ -337,6 +337,12 @@ func TestWhatRunWouldRefuse(t *testing.T) {
 		}
 		return nil
 	}
+	if old, ok := profiles.Load("demo"); ok {
+		t.Cleanup(func() { profiles.Store("demo", old) })
+	} else {
+		t.Cleanup(func() { profiles.Delete("demo") })
+	}
+	RegisterProfile(Profile{Name: "demo", CheckArgs: demoArgs})
 	cmd := "  command: {argv: [./svc, --listen, \"127.0.0.1:{port}\"], env: {A: b}, dir: .}\n  url: http://127.0.0.1:{port}\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]"
 	tests := []struct {
 		name, from, to, want string
@@ -351,7 +357,7 @@ func TestWhatRunWouldRefuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseGood(t, tt.from, tt.to, Options{DemoArgs: demoArgs})
+			_, err := parseGood(t, tt.from, tt.to, Options{})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)

@@ -58,6 +58,9 @@ type Scenario struct {
 
 	// names lists every variable the file declares or uses.
 	names map[string]bool
+	// conventions are the target profile's, kept from loading so that a
+	// target bound later (chaostest, fuzzing in process) keeps them.
+	conventions Conventions
 }
 
 // Target says which service to attack: exactly one of Demo, Command (with

@@ -83,6 +83,9 @@ func shopTimeline() *timeline.Timeline {
 	return tl
 }
 
+// demoCls classifies shopTimeline's requests by the demo's headers.
+var demoCls = contract.Classification{SourceHeader: "X-Chaoskit-Source", AgeHeader: "X-Chaoskit-Age", BreakerHeader: "X-Chaoskit-Breaker"}
+
 // fixtureSpecs are contracts over shopTimeline: some pass, one fails, one
 // is inconclusive.
 var fixtureSpecs = []contract.Spec{
@@ -99,13 +102,14 @@ func fixtureReport(t testing.TB) *Report {
 	tl := shopTimeline()
 	s := ScenarioReport{Name: tl.Meta.Scenario, File: "scenarios/db-timeout-serves-cache.yaml", RunDir: tl.Meta.Scenario}
 	for _, spec := range fixtureSpecs {
+		spec.Classify = demoCls
 		c, err := contract.Compile(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Contracts = append(s.Contracts, c.Evaluate(tl))
 	}
-	s.AddMeasurement(contract.Measure(tl, contract.Classification{}))
+	s.AddMeasurement(contract.Measure(tl, demoCls))
 	s.Verdict = ScenarioVerdict(s.Contracts, nil)
 	r := New(t0, []ScenarioReport{s})
 	r.Duration = 10*time.Second + 420*time.Millisecond

@@ -391,11 +391,10 @@ func fromTemplate(res *vegeta.Result) []string {
 	return strings.Split(v.Get("tags"), ",")
 }
 
-// alwaysKept says which response headers every timeline keeps: the demo's
-// X-Chaoskit-* headers, Retry-After and Content-Type. Options.Headers adds
-// the ones a scenario names.
+// alwaysKept says which response headers every timeline keeps: Retry-After
+// and Content-Type. Options.Headers adds the ones a scenario names.
 func alwaysKept(name string) bool {
-	return strings.HasPrefix(name, "X-Chaoskit-") || name == "Retry-After" || name == "Content-Type"
+	return name == "Retry-After" || name == "Content-Type"
 }
 
 // Bounds on the headers a request keeps, so that a service answering with

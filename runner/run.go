@@ -62,8 +62,8 @@ type Options struct {
 	// run.json. It is the classifier the contracts judge by (package
 	// harness decides it); nil counts requests without classes.
 	Classify func(*timeline.Request) timeline.Class
-	// Headers names the response headers the timeline keeps besides the
-	// demo's X-Chaoskit-* ones, Retry-After and Content-Type; AllHeaders
+	// Headers names the response headers the timeline keeps besides
+	// Retry-After and Content-Type; AllHeaders
 	// keeps every one (at most 32 per request, each cut at 1 KiB).
 	Headers    []string
 	AllHeaders bool

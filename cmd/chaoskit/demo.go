@@ -8,6 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/demo"
+	// The demo is a target profile: its failpoints, argument check and
+	// headers (see plan.Profile).
+	_ "github.com/chaoskit/chaoskit/demo/profile"
 )
 
 func newDemoCmd() *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/chaoskit/chaoskit/demo"
+	_ "github.com/chaoskit/chaoskit/demo/profile" // the demo's failpoints and headers
 	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/inject"
