@@ -3,6 +3,7 @@ package contract
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -13,9 +14,18 @@ type Contract struct {
 	checks []check
 }
 
+// compilations counts the calls of Compile in this process.
+var compilations atomic.Int64
+
+// Compilations returns how many times Compile ran in this process: a
+// scenario's contracts are compiled once, when it loads, and tests hold
+// every command to that.
+func Compilations() int64 { return compilations.Load() }
+
 // Compile parses a Spec's expectations. Errors are *ExpectError values
 // naming the expectation, wrapping a *SyntaxError.
 func Compile(s Spec) (*Contract, error) {
+	compilations.Add(1)
 	c := &Contract{Spec: s}
 	if len(s.Expect) == 0 {
 		return nil, fmt.Errorf("contract %q has no expectations", s.Name)

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
@@ -50,9 +49,9 @@ func Classifier(sc *plan.Scenario) func(*timeline.Request) timeline.Class {
 func RecordedHeaders(sc *plan.Scenario) (names []string, all bool) {
 	cls := sc.Classification()
 	names = cls.Headers()
-	for _, c := range sc.Contracts {
-		cc, err := contract.Compile(c.Spec())
-		if err != nil {
+	for i := range sc.Contracts {
+		cc := sc.Contracts[i].Compiled()
+		if cc == nil {
 			continue // validation refused it already
 		}
 		hs, any := cc.Headers()

@@ -226,10 +226,11 @@ func judge(sc *plan.Scenario, src timeline.Source, cls *contract.Classification)
 	out := make([]contract.Verdict, len(sc.Contracts))
 	var compiled []*contract.Contract
 	var at []int
-	for i, c := range sc.Contracts {
-		cc, err := contract.Compile(c.Spec())
-		if err != nil {
-			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: err.Error()}
+	for i := range sc.Contracts {
+		c := &sc.Contracts[i]
+		cc := c.Compiled()
+		if cc == nil {
+			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: "the contract did not compile when its scenario loaded"}
 			continue
 		}
 		compiled = append(compiled, cc)

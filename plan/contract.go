@@ -38,9 +38,16 @@ type Contract struct {
 	// Reports and CI annotations point there.
 	Position contract.Position `yaml:"-"`
 
-	// classify is the scenario's classification, set by validation.
+	// classify is the scenario's classification and compiled the
+	// contract compiled with it, both set by validation: a contract is
+	// compiled once, when its scenario loads.
 	classify contract.Classification
+	compiled *contract.Contract
 }
+
+// Compiled returns the contract as validation compiled it; nil for a
+// contract that did not come through loading (its scenario was refused).
+func (c *Contract) Compiled() *contract.Contract { return c.compiled }
 
 // RequestFilter selects requests by method, path glob (* within one
 // segment) and tag; empty fields match everything.
@@ -327,7 +334,8 @@ func (v *validator) validateContract(i int, phases map[string]*Phase) {
 		}
 	}
 	c.classify = v.sc.Classification()
-	_, err := contract.Compile(c.Spec())
+	var err error
+	c.compiled, err = contract.Compile(c.Spec())
 	var ee *contract.ExpectError
 	if errors.As(err, &ee) {
 		msg, hint := ee.Err.Error(), ""
