@@ -72,7 +72,7 @@ func TestProxyFaultsAreDrawnRenderedAndLoadedBack(t *testing.T) {
 		}
 		for _, p := range got.Phases {
 			for _, f := range p.Faults {
-				if f.Kind() != plan.ProxyKind {
+				if f.Source().Name != "proxy" {
 					continue
 				}
 				kinds[f.Action] = true

@@ -205,7 +205,7 @@ func Extract(sc *plan.Scenario) Schedule {
 		for _, f := range p.Faults {
 			ff := Fault{Point: f.Point, Path: f.Path, Action: inject.Action(f.Action), Value: f.Value,
 				Probability: f.Probability, After: f.After.D(), For: f.For.D()}
-			if f.Kind() == plan.ProxyKind {
+			if f.Proxy != "" {
 				ff.Point, ff.Proxy = f.Path, f.Proxy
 				if f.Action == "latency" {
 					ff.Value = f.Latency.D().String()

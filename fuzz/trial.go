@@ -113,7 +113,7 @@ func Judge(sc *plan.Scenario, tl *timeline.Timeline) *Outcome {
 	for _, p := range sc.Phases {
 		for _, f := range p.Faults {
 			name := f.Point
-			if f.Kind() == plan.ProxyKind {
+			if f.Proxy != "" {
 				name = f.Path
 				proxied[p.Name+"/"+f.Path] = true
 			}

@@ -441,7 +441,7 @@ func checkParse(data []byte) int {
 			panic(fmt.Sprintf("valid scenario with phase %+v", p))
 		}
 		for _, f := range p.Faults {
-			if f.Kind() != PointKind {
+			if !f.Source().Marker {
 				continue
 			}
 			if f.Term == "" || inject.CheckTerm(f.Term) != nil {

@@ -1086,34 +1086,9 @@ func (v *validator) validateFaults(at string, p *Phase) {
 	for j := range p.Faults {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
-		switch f.Kind() {
-		case ProxyKind:
-			if !v.validateProxyFault(fat, f) {
-				continue
-			}
-		case ProcessKind:
-			if !v.validateProcessFault(fat, f) {
-				continue
-			}
-		}
-		if f.Kind() == PointKind && f.Point == "" {
-			v.errorf(fat+".point", "add point: name-of-failpoint (or proxy: NAME, or process: NAME)", "fault has no point")
+		src := f.Source()
+		if !src.check(v, fat, f, cat) {
 			continue
-		}
-		if f.Kind() == PointKind && f.ProxyFault != (ProxyFault{}) {
-			v.errorf(fat, "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
-			continue
-		}
-		if f.Kind() == PointKind {
-			f.Path = f.Point
-		}
-		if cat != nil && f.Kind() == PointKind {
-			path, err := cat.Resolve(f.Point)
-			if err != nil {
-				v.errorf(fat+".point", catalogHint(err, cat), "%v", err)
-				continue
-			}
-			f.Path = path
 		}
 		on, off := f.Window(p.Duration.D())
 		switch {
@@ -1126,47 +1101,60 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		for _, w := range windows[f.Path] {
 			if on < w.off && w.on < off {
-				switch f.Kind() {
-				case PointKind:
-					v.errorf(fat+".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", f.Path, p.Name)
-				case ProxyKind:
-					v.errorf(fat+".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q", f.Proxy, p.Name)
-				case ProcessKind:
-					v.errorf(fat+".process", "give the actions separate after/for windows", "process %s has two actions at once in phase %q", f.Process, p.Name)
-				}
+				src.overlap(v, fat, f, p.Name)
 			}
 		}
 		windows[f.Path] = append(windows[f.Path], window{on, off, fat})
-		if f.Kind() != PointKind {
-			continue
-		}
-		action := inject.Action(f.Action)
-		if !isAction(action) {
-			v.errorf(fat+".action", suggest.Hint(f.Action, actionNames()), "unknown fault action %q", f.Action)
-			continue
-		}
-		if f.Probability < 0 || f.Probability > 1 {
-			v.errorf(fat+".probability", "write a share such as 0.3", "probability %v is outside 0..1", f.Probability)
-			continue
-		}
-		if f.Count < 0 {
-			v.errorf(fat+".count", "", "count %d is negative", f.Count)
-			continue
-		}
-		term, err := inject.Fault{Action: action, Value: f.Value, Probability: f.Probability, Count: f.Count}.Term(f.Path)
-		if err == nil && action == inject.Term {
-			err = inject.CheckTerm(term)
-		}
-		if err != nil {
-			field := ".action"
-			if f.Value != "" {
-				field = ".value"
-			}
-			v.errorf(fat+field, "", "%v", err)
-			continue
-		}
-		f.Term = term
 	}
+}
+
+// checkPointFault checks a failpoint fault: its point resolved against the
+// target's catalog (when known) and its action made a term.
+func (v *validator) checkPointFault(fat string, f *Fault, cat *inject.Catalog) bool {
+	if f.Point == "" {
+		v.errorf(fat+".point", "add point: name-of-failpoint (or proxy: NAME, or process: NAME)", "fault has no point")
+		return false
+	}
+	if f.ProxyFault != (ProxyFault{}) {
+		v.errorf(fat, "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
+		return false
+	}
+	f.Path = f.Point
+	if cat != nil {
+		path, err := cat.Resolve(f.Point)
+		if err != nil {
+			v.errorf(fat+".point", catalogHint(err, cat), "%v", err)
+			return false
+		}
+		f.Path = path
+	}
+	action := inject.Action(f.Action)
+	if !isAction(action) {
+		v.errorf(fat+".action", suggest.Hint(f.Action, actionNames()), "unknown fault action %q", f.Action)
+		return true // its window is still checked
+	}
+	if f.Probability < 0 || f.Probability > 1 {
+		v.errorf(fat+".probability", "write a share such as 0.3", "probability %v is outside 0..1", f.Probability)
+		return true
+	}
+	if f.Count < 0 {
+		v.errorf(fat+".count", "", "count %d is negative", f.Count)
+		return true
+	}
+	term, err := inject.Fault{Action: action, Value: f.Value, Probability: f.Probability, Count: f.Count}.Term(f.Path)
+	if err == nil && action == inject.Term {
+		err = inject.CheckTerm(term)
+	}
+	if err != nil {
+		field := ".action"
+		if f.Value != "" {
+			field = ".value"
+		}
+		v.errorf(fat+field, "", "%v", err)
+		return true
+	}
+	f.Term = term
+	return true
 }
 
 // catalogReported says whether the catalog error was already recorded.

@@ -238,7 +238,7 @@ type Phase struct {
 // HasPointFaults says whether the phase switches a failpoint fault.
 func (p Phase) HasPointFaults() bool {
 	for _, f := range p.Faults {
-		if f.Kind() == PointKind {
+		if f.Source().Marker {
 			return true
 		}
 	}
@@ -283,27 +283,6 @@ type Fault struct {
 	// Net is the proxy fault as netfault runs it, filled in by validation.
 	Net *netfault.Fault `yaml:"-"`
 }
-
-// Kind says which source a fault comes from.
-func (f Fault) Kind() FaultKind {
-	switch {
-	case f.Proxy != "":
-		return ProxyKind
-	case f.Process != "":
-		return ProcessKind
-	}
-	return PointKind
-}
-
-// FaultKind is the source of a fault.
-type FaultKind int
-
-// The sources of faults.
-const (
-	PointKind FaultKind = iota
-	ProxyKind
-	ProcessKind
-)
 
 // ProxyFault holds the settings of a fault on a proxy; which ones a kind
 // reads is said by netfault's Kind constants. Durations are whole

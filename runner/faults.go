@@ -102,45 +102,21 @@ type faults struct {
 	// switching it off knows its source; rollingBack is set while the
 	// run's end rolls back, when a process taken down stays down.
 	switched    map[string]plan.Fault
-	kinds       map[string]plan.FaultKind
+	marker      map[string]bool // paths of failpoints (plan.FaultSource.Marker)
 	rollingBack bool
 }
 
-// switchOn switches one fault on through its source.
-func (fs *faults) switchOn(f plan.Fault) error {
-	r := fs.run
-	switch f.Kind() {
-	case plan.ProxyKind:
-		return r.proxies.Enable(*f.Net)
-	case plan.ProcessKind:
-		return r.actionOn(f)
-	}
-	return enableRetry.do(r.controlCtx(), func(c context.Context) error {
-		return r.tgt.control.Enable(c, f.Path, f.Term)
-	})
-}
-
-// switchOff switches the fault at path off through its source.
+// switchOff switches the fault at path off through its source's
+// actuator; a path this run did not switch on is a failpoint.
 func (fs *faults) switchOff(path string) error {
-	r := fs.run
 	fs.mu.Lock()
 	f, ok := fs.switched[path]
 	rollingBack := fs.rollingBack
 	fs.mu.Unlock()
-	switch {
-	case ok && f.Kind() == plan.ProxyKind:
-		return r.proxies.Disable(*f.Net)
-	case ok && f.Kind() == plan.ProcessKind:
-		if rollingBack && f.Action != "pause" {
-			return nil // the run is over: nothing to bring back for
-		}
-		return r.actionOff(r.controlCtx(), f)
-	case r.tgt.control == nil:
-		return nil // no failpoint can have been switched on
+	if !ok {
+		f = plan.Fault{Path: path}
 	}
-	return disableRetry.do(r.controlCtx(), func(c context.Context) error {
-		return r.tgt.control.Disable(c, path)
-	})
+	return fs.run.actuator(f).off(f, rollingBack)
 }
 
 // expect records, before a phase starts, every failpoint the phase may
@@ -156,12 +132,12 @@ func (fs *faults) expect(list []plan.Fault) error {
 	if fs.expected == nil {
 		fs.expected = map[string]bool{}
 	}
-	if fs.kinds == nil {
-		fs.kinds = map[string]plan.FaultKind{}
+	if fs.marker == nil {
+		fs.marker = map[string]bool{}
 	}
 	for _, f := range list {
 		fs.expected[f.Path] = true
-		fs.kinds[f.Path] = f.Kind()
+		fs.marker[f.Path] = f.Source().Marker
 	}
 	if err := fs.saveLocked(); err != nil {
 		return infra("cannot record the faults about to be enabled", "check that the run directory is writable", err)
@@ -205,7 +181,8 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := fs.switchOn(f)
+			act := r.actuator(f)
+			err := act.on(f)
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err
@@ -213,11 +190,11 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 			}
 			acks[i] = ack.Sub(planned)
 			e := timeline.Event{Time: ack, Kind: timeline.FaultOn, Phase: phase, Point: f.Path, Term: f.Term, Ack: acks[i]}
-			if f.Kind() != plan.PointKind {
+			if !f.Source().Marker {
 				e.Message = f.Term
 			}
 			r.event(e)
-			if f.Kind() == plan.ProcessKind && f.Action == "restart" {
+			if act.backAtOnce(f) {
 				// Down and up again at once: the fault is off once the
 				// process is ready.
 				errs[i] = fs.disable(phase, ack, []string{f.Path}, "")
@@ -355,12 +332,12 @@ func (fs *faults) saveLocked() error {
 	// dependency with its supervisor.
 	fs.rec.Points = fs.rec.Points[:0]
 	for p := range fs.on {
-		if fs.kinds[p] == plan.PointKind {
+		if fs.marker[p] {
 			fs.rec.Points = append(fs.rec.Points, p)
 		}
 	}
 	for p := range fs.expected {
-		if !fs.on[p] && fs.kinds[p] == plan.PointKind {
+		if !fs.on[p] && fs.marker[p] {
 			fs.rec.Points = append(fs.rec.Points, p)
 		}
 	}

@@ -201,7 +201,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	if len(still) > 0 {
 		var alive []plan.Fault
 		for _, f := range still {
-			if f.Kind() == plan.PointKind && r.tgtProc != nil && r.tgtProc.down() {
+			if f.Source().Marker && r.tgtProc != nil && r.tgtProc.down() {
 				// The failpoint died with the service.
 				r.faults.forget(f.Path)
 				r.event(timeline.Event{Kind: timeline.FaultOff, Phase: p.Name, Point: f.Path, Message: "the target exited"})
@@ -311,7 +311,7 @@ func (ph *phaseRun) readHits(faults []plan.Fault) {
 		return
 	}
 	for _, f := range faults {
-		if f.Kind() != plan.PointKind {
+		if !f.Source().Marker {
 			continue // a proxy or a process has no marker to count
 		}
 		h := rep.Hits[f.Path] - ph.hits[f.Path]
@@ -341,11 +341,7 @@ func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot,
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {
-			if f.Kind() == plan.PointKind {
-				s = append(s, f.Point+"="+f.Action)
-			} else {
-				s = append(s, f.Term)
-			}
+			s = append(s, f.Source().Label(f))
 		}
 		line += "  faults: " + strings.Join(s, ", ")
 		if len(acks) > 0 {

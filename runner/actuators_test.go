@@ -1,0 +1,21 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/chaoskit/chaoskit/plan"
+)
+
+// Every source of faults the loader knows has an actuator in the runner,
+// and only failpoints go in the rollback record.
+func TestEveryFaultSourceHasAnActuator(t *testing.T) {
+	for _, f := range []plan.Fault{{Point: "p"}, {Proxy: "pg"}, {Process: "target"}, {Path: "left/on"}} {
+		src := f.Source()
+		if actuators[src.Name] == nil {
+			t.Errorf("fault %+v: source %q has no actuator", f, src.Name)
+		}
+		if src.Marker != (f.Proxy == "" && f.Process == "") {
+			t.Errorf("fault %+v: source %q marker %v", f, src.Name, src.Marker)
+		}
+	}
+}
