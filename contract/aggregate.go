@@ -285,8 +285,12 @@ func (a *staleAcc) result() CheckResult {
 		// Fallbacks answered, and none said how old it was: they may be
 		// copies of any age.
 		res.Measured = fmt.Sprintf("no age stated by %d fallback answers", a.noAge)
+		hdr := a.w.spec.Classify.AgeHeader
+		if hdr == "" {
+			hdr = "none named"
+		}
 		return inconclusive(res, fmt.Sprintf("%d fallback answers in the window and none states an age (age header %s): how old the copies served were is unknown; name the service's header in classify.age_header",
-			a.noAge, a.w.spec.Classify.ageHeader()))
+			a.noAge, hdr))
 	}
 	if res.Samples == 0 {
 		// Nothing served from a copy cannot serve a stale one.

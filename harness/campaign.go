@@ -111,7 +111,7 @@ func (c *Campaign) trier() (*trials.Runner, error) {
 		log = io.Discard
 	}
 	return &trials.Runner{Base: c.Scenario, Load: c.Load, Dir: filepath.Join(c.ReportDir, TrialsDir),
-		Run: runner.Options{Self: c.Self, Log: log, Tool: c.Tool, StateDir: c.StateDir}, Prepare: runnerOptions}, nil
+		Run: runner.Options{Self: c.Self, Log: log, Tool: c.Tool, StateDir: c.StateDir}}, nil
 }
 
 // prune removes the trials' files except those keep names (see

@@ -8,7 +8,6 @@ import (
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -27,9 +26,9 @@ func TestContractsCompileOnce(t *testing.T) {
 		t.Fatalf("loading compiled %d contracts, the scenario has %d", got, len(sc.Contracts))
 	}
 	loaded := contract.Compilations()
-	opts := runnerOptions(sc, runner.Options{})
-	if len(opts.Headers) == 0 || opts.Classify == nil {
-		t.Fatalf("runner options %+v: no headers or classifier", opts)
+	// What the runner takes from the scenario.
+	if names, _ := sc.RecordedHeaders(); len(names) == 0 || sc.Classifier() == nil {
+		t.Fatalf("recorded headers %v", names)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	saveRun(t, dir, "85", true)

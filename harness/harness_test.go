@@ -45,7 +45,7 @@ func TestRecordedHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, all := RecordedHeaders(sc)
+	names, all := sc.RecordedHeaders()
 	if got := strings.Join(names, ","); got != "Location,X-Cache,X-Served-By,X-Trace-Id" || all {
 		t.Errorf("recorded headers %s (all %v)", got, all)
 	}
@@ -59,7 +59,7 @@ func TestClassifierSpeaksBreakerimpl(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Classify = &plan.Classify{SourceHeader: "X-Served-By"} // no rules
-	classify := Classifier(sc)
+	classify := sc.Classifier()
 	for source, want := range map[string]timeline.Class{breakerimpl.SourcePrimary: timeline.Primary, "cache": timeline.Fallback, "": timeline.Primary} {
 		r := &timeline.Request{Status: 200, Headers: map[string]string{"X-Served-By": source}}
 		if got := classify(r); got != want {

@@ -71,9 +71,9 @@ func (o *Options) output() output {
 
 func (o *Options) out() io.Writer { return o.output().progress }
 
-func (o *Options) runnerOptions(sc *plan.Scenario, dir string) runner.Options {
-	return runnerOptions(sc, runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Width: o.LiveWidth, Tool: o.Tool,
-		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt})
+func (o *Options) runnerOptions(dir string) runner.Options {
+	return runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Width: o.LiveWidth, Tool: o.Tool,
+		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt}
 }
 
 // Run runs each scenario into its run directory below ReportDir, judges
@@ -101,7 +101,7 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 	for i, sc := range scs {
 		title := fmt.Sprintf("%s (%s) [%s]", sc.Name, sc.File, prog.at(i, time.Now()))
 		endFold := opts.output().fold(sc.Name, title)
-		res, err := runner.Run(ctx, sc, opts.runnerOptions(sc, filepath.Join(opts.ReportDir, sc.Name)))
+		res, err := runner.Run(ctx, sc, opts.runnerOptions(filepath.Join(opts.ReportDir, sc.Name)))
 		var src timeline.Source
 		if res != nil {
 			// The requests were streamed to disk and are judged from there,

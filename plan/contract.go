@@ -6,6 +6,7 @@ import (
 	"net/textproto"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/internal/suggest"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // Contract states what must hold in a window of the run. See
@@ -177,11 +179,50 @@ func (s *Scalar) UnmarshalYAML(n ast.Node) error {
 
 // Classification returns the scenario's classification as the contract
 // package takes it: its classify: section, with the headers it leaves out
-// taken from its target profile's conventions.
+// taken from its target profile's conventions. The runner's progress lines
+// and run.json, the contracts, every report, fuzz and explore all classify
+// requests with it.
 func (sc *Scenario) Classification() contract.Classification {
 	out := sc.classification()
 	sc.conventions.fill(&out)
 	return out
+}
+
+// Classifier returns the class of a request under the scenario's
+// classification.
+func (sc *Scenario) Classifier() func(*timeline.Request) timeline.Class {
+	c := sc.Classification()
+	return func(r *timeline.Request) timeline.Class {
+		class, _ := c.Classify(r)
+		return class
+	}
+}
+
+// RecordedHeaders returns the response headers a run of sc must record,
+// besides those every run keeps (Retry-After, Content-Type): the headers
+// its classification reads (its target profile's conventions included),
+// those its predicates name with header("…") and those its write
+// read-backs take ({header.Location}). all is true when a predicate
+// computes a header's name, so that only recording every header serves
+// it. A header the run does not record cannot be judged, so a rule on it
+// would silently never match.
+func (sc *Scenario) RecordedHeaders() (names []string, all bool) {
+	cls := sc.Classification()
+	names = cls.Headers()
+	for i := range sc.Contracts {
+		cc := sc.Contracts[i].compiled
+		if cc == nil {
+			continue // validation refused it already
+		}
+		hs, any := cc.Headers()
+		names = append(names, hs...)
+		all = all || any
+	}
+	for i := range sc.Writes {
+		names = append(names, sc.Writes[i].Headers()...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), all
 }
 
 func (sc *Scenario) classification() contract.Classification {

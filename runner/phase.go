@@ -401,13 +401,14 @@ const (
 )
 
 // headerFilter returns the function that says which response headers the
-// timeline keeps.
-func headerFilter(o Options) func(string) bool {
-	if o.AllHeaders {
+// timeline keeps: those always kept and names, or every one when all is
+// set (at most 32 per request, each cut at 1 KiB).
+func headerFilter(names []string, all bool) func(string) bool {
+	if all {
 		return func(string) bool { return true }
 	}
 	named := map[string]bool{}
-	for _, h := range o.Headers {
+	for _, h := range names {
 		named[http.CanonicalHeaderKey(h)] = true
 	}
 	return func(name string) bool { return alwaysKept(name) || named[name] }
@@ -525,8 +526,8 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 		}
 	}
 	var class timeline.Class
-	if r.opts.Classify != nil {
-		class = r.opts.Classify(q)
+	if r.classify != nil {
+		class = r.classify(q)
 	}
 	r.noteWrite(q)
 	return class

@@ -11,7 +11,7 @@ import (
 )
 
 // phaseStats counts a phase's responses by class as they arrive. The class
-// is the one the run's classifier (Options.Classify) gives, the same that
+// is the one the run's classifier (plan.Scenario.Classifier) gives, the same that
 // contracts and reports judge by.
 type phaseStats struct {
 	n       atomic.Int64

@@ -17,7 +17,7 @@ import (
 // the compact timeline, the class. It runs off the request path; its cost
 // bounds the rate one recorder keeps up with.
 func BenchmarkRecordResult(b *testing.B) {
-	r := &run{sc: &plan.Scenario{}, keep: headerFilter(Options{}), tgt: &target{baseURL: "http://127.0.0.1:8080"}}
+	r := &run{sc: &plan.Scenario{}, keep: headerFilter(nil, false), tgt: &target{baseURL: "http://127.0.0.1:8080"}}
 	r.resBuf = bufio.NewWriterSize(io.Discard, 64<<10)
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	r.rw = timeline.NewRequestWriter(io.Discard, "http://127.0.0.1:8080")

@@ -58,15 +58,6 @@ type Options struct {
 	// RateScale is recorded on the timeline (the scenario's rates are
 	// already scaled when it is loaded).
 	RateScale float64
-	// Classify gives each request its class for the progress lines and
-	// run.json. It is the classifier the contracts judge by (package
-	// harness decides it); nil counts requests without classes.
-	Classify func(*timeline.Request) timeline.Class
-	// Headers names the response headers the timeline keeps besides
-	// Retry-After and Content-Type; AllHeaders
-	// keeps every one (at most 32 per request, each cut at 1 KiB).
-	Headers    []string
-	AllHeaders bool
 	// Shard is the slice of every phase's load this run sends (the zero
 	// value: all of it). Shard 1 switches the faults, the others send load
 	// only; NoFaults makes shard 1 send load only too, for a separate
@@ -164,14 +155,19 @@ type run struct {
 	// {seq} templates.
 	phaseBase uint64
 	reqSeq    atomic.Uint64
-	keep      func(string) bool
-	resBuf    *bufio.Writer
-	resEnc    vegeta.Encoder
-	faults    *faults
-	sampler   *sampler
-	phase     atomic.Value // name of the running phase
-	summary   Summary
-	exitOnce  sync.Once
+	// keep says which response headers the timeline keeps (those the
+	// scenario names, see plan.Scenario.RecordedHeaders); classify gives
+	// each request its class for the progress lines and run.json, the
+	// classifier the contracts judge by.
+	keep     func(string) bool
+	classify func(*timeline.Request) timeline.Class
+	resBuf   *bufio.Writer
+	resEnc   vegeta.Encoder
+	faults   *faults
+	sampler  *sampler
+	phase    atomic.Value // name of the running phase
+	summary  Summary
+	exitOnce sync.Once
 	// stopRun ends the run's context with a cause; werr is the first
 	// record that could not be written.
 	stopRun func(error)
@@ -220,7 +216,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	defer stopRun(nil)
 	control, stopControl := afterStop(ctx, stopBudget)
 	defer stopControl()
-	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: headerFilter(opts), tl: &timeline.Timeline{}, stopRun: stopRun, control: control}
+	r := &run{sc: sc, opts: opts, dir: opts.Dir, keep: headerFilter(sc.RecordedHeaders()), classify: sc.Classifier(), tl: &timeline.Timeline{}, stopRun: stopRun, control: control}
 	r.faults = &faults{run: r, on: map[string]bool{}}
 	r.phase.Store("")
 	tf, err := os.Create(filepath.Join(r.dir, timeline.FileName))

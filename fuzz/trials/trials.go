@@ -27,9 +27,6 @@ type Runner struct {
 	Load plan.Options
 	// Run are the runner's options; Dir is set per run.
 	Run runner.Options
-	// Prepare, when set, completes the runner's options for each trial's
-	// scenario (chaoskit sets its classifier and the headers to record).
-	Prepare func(*plan.Scenario, runner.Options) runner.Options
 	// Dir holds the scenario files and run directories of the trials.
 	Dir string
 }
@@ -41,11 +38,7 @@ func (t *Runner) Try(ctx context.Context, label string, s fuzz.Schedule) (*fuzz.
 	if err != nil {
 		return nil, err
 	}
-	opts := t.Run
-	if t.Prepare != nil {
-		opts = t.Prepare(sc, opts)
-	}
-	return Run(ctx, sc, opts, filepath.Join(t.Dir, label))
+	return Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
 }
 
 // Write renders schedule s of the fuzz scenario base as the scenario file
