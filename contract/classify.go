@@ -308,20 +308,6 @@ func (e *AgeError) Error() string {
 	return fmt.Sprintf("age header %s: %q is not a non-negative number of milliseconds", e.Header, v)
 }
 
-// BadAges finds, per route, the responses whose age header is there but
-// is not a non-negative number of milliseconds (see Age): a finding even
-// when no expectation reads age, since a service that states such ages
-// has a broken fallback or a wrong classify.age_header.
-func BadAges(tl *timeline.Timeline, cls Classification) []Finding {
-	var out []Finding
-	for _, f := range Measure(tl, cls).Findings {
-		if f.Kind == "bad_age" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // ageTally counts a route's responses and those with a bad age, with the
 // first of them.
 type ageTally struct {

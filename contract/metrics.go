@@ -88,16 +88,6 @@ type StateSpan struct {
 	State    string
 }
 
-// Measure computes a run's figures, classifying requests with cls, in
-// one pass over its requests (see Judge).
-func Measure(tl *timeline.Timeline, cls Classification) Measurement {
-	_, m, err := Judge(tl, nil, &cls)
-	if err != nil || m == nil {
-		return Measurement{Start: tl.Meta.Start}
-	}
-	return *m
-}
-
 // measure accumulates a run's figures as its requests stream past.
 type measure struct {
 	tl     *timeline.Timeline

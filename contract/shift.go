@@ -143,21 +143,6 @@ func baselinePhase(tl *timeline.Timeline, spans []FaultSpan) (timeline.Phase, bo
 	return timeline.Phase{}, false
 }
 
-// StatusShifts finds, in every phase during which a fault was on, each
-// route whose share of 3xx or 4xx answers that cls calls primary rose by
-// ShiftThreshold points or more against the baseline phase (the first with
-// no fault on), with at least MinShiftSamples requests of the route in
-// both.
-func StatusShifts(tl *timeline.Timeline, cls Classification) []Finding {
-	var out []Finding
-	for _, f := range Measure(tl, cls).Findings {
-		if f.Kind == "status_shift" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // faultedPhases names, per phase, the faults on during it, sorted; a
 // phase with none is left out.
 func faultedPhases(tl *timeline.Timeline, spans []FaultSpan) map[string][]string {

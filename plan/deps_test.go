@@ -2,12 +2,14 @@ package plan
 
 import (
 	"errors"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaoskit/chaoskit/netfault"
+	"github.com/chaoskit/chaoskit/scenarios"
 )
 
 // depsScenario is a scenario with a dependency, a proxy in front of it and
@@ -170,7 +172,11 @@ func TestProcessFaultOnATargetChaoskitDoesNotStart(t *testing.T) {
 }
 
 func TestBundledDepsScenariosLoad(t *testing.T) {
-	scs, err := BundledDeps(Options{})
+	files, err := fs.Glob(scenarios.Deps, "deps/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, err := loadFiles(files, func(f string) ([]byte, error) { return fs.ReadFile(scenarios.Deps, f) }, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

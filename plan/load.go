@@ -497,16 +497,6 @@ func Bundled(opts Options) ([]*Scenario, error) {
 	return loadFiles(files, func(f string) ([]byte, error) { return fs.ReadFile(scenarios.Main, f) }, opts)
 }
 
-// BundledDeps loads the bundled scenarios on real dependencies
-// (scenarios/deps), which need PostgreSQL and Redis installed.
-func BundledDeps(opts Options) ([]*Scenario, error) {
-	files, err := fs.Glob(scenarios.Deps, "deps/*.yaml")
-	if err != nil {
-		return nil, err
-	}
-	return loadFiles(files, func(f string) ([]byte, error) { return fs.ReadFile(scenarios.Deps, f) }, opts)
-}
-
 // validator checks a decoded scenario and records errors at YAML paths.
 type validator struct {
 	file string

@@ -108,7 +108,7 @@ func TestChartBreakerBandFromHeaders(t *testing.T) {
 		}
 	}
 	tl.Events = kept
-	r.Scenarios[0].AddMeasurement(contract.Measure(tl, demoCls))
+	r.Scenarios[0].AddMeasurement(measure(tl))
 	svg, err := chartSVG(r.Scenarios[0])
 	if err != nil {
 		t.Fatal(err)
