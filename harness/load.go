@@ -16,10 +16,10 @@ import (
 )
 
 // LoadOptions returns the options scenarios load with: the failpoint
-// catalog of each scenario's target (see Catalog), the variables given and
+// catalog of each scenario's target (see catalog), the variables given and
 // the rate scale (1 means none).
 func LoadOptions(vars map[string]string, rateScale float64) plan.Options {
-	opts := plan.Options{Catalog: Catalog, Vars: vars}
+	opts := plan.Options{Catalog: catalog, Vars: vars}
 	if rateScale != 1 {
 		opts.RateScale = rateScale
 	}
@@ -67,10 +67,10 @@ func Select(scs []*plan.Scenario, only []string) ([]*plan.Scenario, error) {
 	return out, nil
 }
 
-// Catalog returns the failpoints a scenario's target really has: its
+// catalog returns the failpoints a scenario's target really has: its
 // profile's list (see plan.Profile), the target's declared points, a scan of its source, or
 // the list a running service reports on its hits endpoint.
-func Catalog(t plan.Target) (*inject.Catalog, error) {
+func catalog(t plan.Target) (*inject.Catalog, error) {
 	if p, ok := plan.ProfileOf(t); ok {
 		return inject.NewCatalog(p.Failpoints...), nil
 	}

@@ -25,7 +25,7 @@ func Merge(dirs []string, opts RejudgeOptions) (*reports.Report, error) {
 		return nil, exitcode.New(exitcode.Invalid, "--merge needs the run directories of at least two shards, and was given %d", len(dirs))
 	}
 	for _, d := range dirs {
-		if runs, err := FindRuns(d); err != nil {
+		if runs, err := findRuns(d); err != nil {
 			return nil, err
 		} else if len(runs) != 1 || runs[0] != d {
 			return nil, exitcode.New(exitcode.Invalid, "--merge takes run directories (each holding %s), and %s holds %d runs below it: name the shards' run directories", timeline.FileName, d, len(runs))
@@ -46,7 +46,7 @@ func Merge(dirs []string, opts RejudgeOptions) (*reports.Report, error) {
 		return nil, err
 	}
 	head := m.Head()
-	sc, from, err := FindScenario(dirs[0], head, opts.Scenario)
+	sc, from, err := findScenario(dirs[0], head, opts.Scenario)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func Merge(dirs []string, opts RejudgeOptions) (*reports.Report, error) {
 	r := reports.New(start, []reports.ScenarioReport{rep})
 	r.Duration = end.Sub(start)
 	fmt.Fprintln(out)
-	if err := WriteReports(out, dir, r, opts.Formats, opts.Color, opts.Width); err != nil {
+	if err := writeReports(out, dir, r, opts.Formats, opts.Color, opts.Width); err != nil {
 		return r, err
 	}
 	return r, verdictError(r)

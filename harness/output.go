@@ -82,7 +82,7 @@ func (o output) finish(dir string, rep *reports.Report, formats []reports.Format
 		// Nobody reads the table.
 		formats = slices.DeleteFunc(slices.Clone(formats), func(f reports.Format) bool { return f == reports.Table })
 	}
-	errs := []error{WriteReports(o.progress, dir, rep, formats, o.color, o.width)}
+	errs := []error{writeReports(o.progress, dir, rep, formats, o.color, o.width)}
 	switch o.mode {
 	case OutputJSON:
 		if err := reports.WriteJSON(o.results, rep); err != nil {

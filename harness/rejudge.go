@@ -42,11 +42,11 @@ type RejudgeOptions struct {
 // Rejudge judges the runs saved at or below root again, without starting a
 // service or sending a request, and writes their reports. The scenario is
 // read again, so contracts edited since the run are judged as they are now
-// (see FindScenario). The error carries its exit code, as Run's does.
+// (see findScenario). The error carries its exit code, as Run's does.
 func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	o := newOutput(opts.Out, opts.Results, opts.Mode, opts.Color, opts.Width, opts.GitHub, opts.GitLab)
 	out := o.progress
-	runs, err := FindRuns(root)
+	runs, err := findRuns(root)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 			return nil, exitcode.Wrap(exitcode.Invalid, err)
 		}
 		tl := src.Head()
-		sc, from, err := FindScenario(run, tl, opts.Scenario)
+		sc, from, err := findScenario(run, tl, opts.Scenario)
 		if err != nil {
 			return nil, err
 		}
@@ -95,9 +95,9 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	return rep, verdictError(rep)
 }
 
-// FindRuns returns the run directories at or below root: those holding a
+// findRuns returns the run directories at or below root: those holding a
 // timeline, in name order.
-func FindRuns(root string) ([]string, error) {
+func findRuns(root string) ([]string, error) {
 	st, err := os.Stat(root)
 	if err != nil || !st.IsDir() {
 		return nil, exitcode.New(exitcode.Invalid, "%s is not a directory (give a run directory or one above run directories)", root)
@@ -140,13 +140,13 @@ func runDirFrom(dir, run string) string {
 	return absRun
 }
 
-// FindScenario loads the scenario to judge a saved run with, and says
+// findScenario loads the scenario to judge a saved run with, and says
 // where it came from: override when given; else the scenario file the run
 // was made from when it is still there; else the copy saved in the run
 // directory; else the bundled scenario of the same name. It loads with the
 // variable values and rate scale the run used; the load is not sent again,
 // so request bodies are not needed.
-func FindScenario(run string, tl *timeline.Timeline, override string) (*plan.Scenario, string, error) {
+func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Scenario, string, error) {
 	opts := plan.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
 	var candidates []string
 	if override != "" {

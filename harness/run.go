@@ -254,9 +254,9 @@ func judge(sc *plan.Scenario, src timeline.Source, cls *contract.Classification)
 	return out, m, nil
 }
 
-// WriteReports writes the reports in dir (the table to out, painted with
+// writeReports writes the reports in dir (the table to out, painted with
 // color and fitted to width) and names the files written.
-func WriteReports(out io.Writer, dir string, rep *reports.Report, formats []reports.Format, color bool, width int) error {
+func writeReports(out io.Writer, dir string, rep *reports.Report, formats []reports.Format, color bool, width int) error {
 	paths, err := reports.Write(dir, out, rep, formats, reports.Options{Table: reports.TableOptions{Color: color, Dir: dir, Width: width}})
 	if err != nil {
 		return &runner.InfraError{Msg: "cannot write the reports", Err: err}

@@ -42,9 +42,9 @@ func IsRunDir(dir string) bool {
 	return ok && err == nil && (m.Kind == outdir.Run || m.Kind == "")
 }
 
-// ReplaceRunDir empties dir of a run's files, if it is a run directory
+// replaceRunDir empties dir of a run's files, if it is a run directory
 // chaoskit made (see IsRunDir); files it does not write there stay.
-func ReplaceRunDir(dir string) error {
+func replaceRunDir(dir string) error {
 	return outdir.RemoveFiles(dir, isRunFile)
 }
 
@@ -78,7 +78,7 @@ func prepareDir(ctx context.Context, dir string, m outdir.Marker) error {
 	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
 		_, _ = rollbackRecord(ctx, fr)
 	}
-	if err := ReplaceRunDir(dir); err != nil {
+	if err := replaceRunDir(dir); err != nil {
 		return infra("cannot replace the earlier run in "+dir, "", err)
 	}
 	if err := outdir.Mark(dir, m); err != nil {
