@@ -91,7 +91,7 @@ func TestMissingData(t *testing.T) {
 			if tt.spec.Phase == "" && !strings.Contains(tt.spec.Expect[0], "lost_writes") {
 				tt.spec.Phase = "fault"
 			}
-			c, err := Compile(tt.spec)
+			c, err := Compile(conv(tt.spec))
 			if err != nil {
 				t.Fatal(err)
 			}
