@@ -81,30 +81,11 @@ type Trier interface {
 func Judge(sc *plan.Scenario, tl *timeline.Timeline) *Outcome {
 	o := &Outcome{Hits: map[string]int64{}}
 	fired := withoutUnfired(tl)
-	var compiled []*contract.Contract
-	for i := range sc.Contracts {
-		if cc := sc.Contracts[i].Compiled(); cc != nil {
-			compiled = append(compiled, cc)
-		}
-	}
-	vs, _, err := contract.Judge(fired, compiled, nil)
-	k := 0
-	for i, c := range sc.Contracts {
-		v := contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Measured: "no data"}
-		switch {
-		case sc.Contracts[i].Compiled() == nil:
-			v.Reason = "the contract did not compile when its scenario loaded"
-		case err != nil:
-			v.Reason = "the run's requests cannot be read: " + err.Error()
-		default:
-			v = vs[k]
-		}
-		if sc.Contracts[i].Compiled() != nil {
-			k++
-		}
+	vs, _, _ := sc.Judge(fired, nil)
+	for _, v := range vs {
 		o.Verdicts = append(o.Verdicts, v)
 		if v.Outcome == contract.Fail {
-			o.Failed = append(o.Failed, c.Name)
+			o.Failed = append(o.Failed, v.Name)
 		}
 	}
 	o.Mix = mix(sc, tl)

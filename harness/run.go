@@ -204,7 +204,7 @@ func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runEr
 	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
 	if src != nil {
 		cls := sc.Classification()
-		verdicts, m, err := judge(sc, src, &cls)
+		verdicts, m, err := sc.Judge(src, &cls)
 		rep.Contracts = verdicts
 		if m != nil {
 			rep.AddMeasurement(*m)
@@ -218,40 +218,6 @@ func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runEr
 	}
 	rep.Verdict = reports.ScenarioVerdict(rep.Contracts, runErr)
 	return rep
-}
-
-// judge judges sc's contracts, and measures the run when cls is given, in
-// one pass.
-func judge(sc *plan.Scenario, src timeline.Source, cls *contract.Classification) ([]contract.Verdict, *contract.Measurement, error) {
-	out := make([]contract.Verdict, len(sc.Contracts))
-	var compiled []*contract.Contract
-	var at []int
-	for i := range sc.Contracts {
-		c := &sc.Contracts[i]
-		cc := c.Compiled()
-		if cc == nil {
-			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Reason: "the contract did not compile when its scenario loaded"}
-			continue
-		}
-		compiled = append(compiled, cc)
-		at = append(at, i)
-	}
-	vs, m, err := contract.Judge(src, compiled, cls)
-	if err != nil {
-		for _, i := range at {
-			c := sc.Contracts[i]
-			out[i] = contract.Verdict{Name: c.Name, Phase: c.Phase, Outcome: contract.Inconclusive, Measured: "no data",
-				Reason: "the run's requests cannot be read: " + err.Error(), Position: c.Position}
-		}
-		return out, nil, err
-	}
-	for k, i := range at {
-		out[i] = vs[k]
-	}
-	for i, c := range sc.Contracts {
-		out[i].Position = c.Position
-	}
-	return out, m, nil
 }
 
 // writeReports writes the reports in dir (the table to out, painted with
