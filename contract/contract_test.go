@@ -202,8 +202,16 @@ func TestOverall(t *testing.T) {
 		for _, o := range tt.in {
 			vs = append(vs, Verdict{Outcome: o})
 		}
-		if got := Overall(vs); got != tt.want {
+		if got := Overall(vs, nil); got != tt.want {
 			t.Errorf("Overall(%v) = %s, want %s", tt.in, got, tt.want)
+		}
+		// A run that failed shows nothing passed: only a fail stands.
+		want := Inconclusive
+		if tt.want == Fail {
+			want = Fail
+		}
+		if got := Overall(vs, errors.New("the target exited")); got != want {
+			t.Errorf("Overall(%v) after a run error = %s, want %s", tt.in, got, want)
 		}
 	}
 }

@@ -141,15 +141,15 @@ func (v *Verdict) decisive() *CheckResult {
 	return best
 }
 
-// Overall folds verdicts into one: fail if any failed, else inconclusive if
-// any was, else pass. No verdicts at all is inconclusive.
-func Overall(vs []Verdict) Outcome {
-	if len(vs) == 0 {
+// Fold folds outcomes into one: fail if any failed, else inconclusive if
+// any was, else pass. None at all is inconclusive.
+func Fold(outcomes ...Outcome) Outcome {
+	if len(outcomes) == 0 {
 		return Inconclusive
 	}
 	out := Pass
-	for _, v := range vs {
-		switch v.Outcome {
+	for _, o := range outcomes {
+		switch o {
 		case Fail:
 			return Fail
 		case Inconclusive:
@@ -157,4 +157,17 @@ func Overall(vs []Verdict) Outcome {
 		}
 	}
 	return out
+}
+
+// Overall folds a scenario's verdicts into its own (see Fold); an error
+// of its run makes any verdict but fail inconclusive.
+func Overall(vs []Verdict, runErr error) Outcome {
+	outcomes := make([]Outcome, 0, len(vs)+1)
+	for _, v := range vs {
+		outcomes = append(outcomes, v.Outcome)
+	}
+	if runErr != nil {
+		outcomes = append(outcomes, Inconclusive)
+	}
+	return Fold(outcomes...)
 }

@@ -216,7 +216,7 @@ func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runEr
 	if runErr != nil {
 		rep.Error = runErr.Error()
 	}
-	rep.Verdict = reports.ScenarioVerdict(rep.Contracts, runErr)
+	rep.Verdict = contract.Overall(rep.Contracts, runErr)
 	return rep
 }
 

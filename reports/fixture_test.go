@@ -120,7 +120,7 @@ func fixtureReport(t testing.TB) *Report {
 		s.Contracts = append(s.Contracts, c.Evaluate(tl))
 	}
 	s.AddMeasurement(measure(tl))
-	s.Verdict = ScenarioVerdict(s.Contracts, nil)
+	s.Verdict = contract.Overall(s.Contracts, nil)
 	r := New(t0, []ScenarioReport{s})
 	r.Duration = 10*time.Second + 420*time.Millisecond
 	return r

@@ -59,33 +59,12 @@ func (s *ScenarioReport) AddMeasurement(m contract.Measurement) {
 // New folds scenario reports into a Report.
 func New(started time.Time, scs []ScenarioReport) *Report {
 	r := &Report{SchemaVersion: SchemaVersion, Started: started, Duration: time.Since(started), Scenarios: scs}
-	r.Verdict = contract.Pass
-	if len(scs) == 0 {
-		r.Verdict = contract.Inconclusive
+	outcomes := make([]contract.Outcome, len(scs))
+	for i, s := range scs {
+		outcomes[i] = s.Verdict
 	}
-	for _, s := range scs {
-		switch s.Verdict {
-		case contract.Fail:
-			r.Verdict = contract.Fail
-		case contract.Inconclusive:
-			if r.Verdict != contract.Fail {
-				r.Verdict = contract.Inconclusive
-			}
-		}
-	}
+	r.Verdict = contract.Fold(outcomes...)
 	return r
-}
-
-// ScenarioVerdict folds a scenario's contract verdicts; a run error makes
-// it inconclusive.
-func ScenarioVerdict(vs []contract.Verdict, runErr error) contract.Outcome {
-	if runErr != nil {
-		if contract.Overall(vs) == contract.Fail {
-			return contract.Fail
-		}
-		return contract.Inconclusive
-	}
-	return contract.Overall(vs)
 }
 
 // WriteJSON writes the report as indented JSON.

@@ -24,7 +24,7 @@ import (
 func brokenRun(t *testing.T) *Report {
 	r := fixtureReport(t)
 	broken := ScenarioReport{Name: "orders", File: "scenarios/orders.yaml", RunDir: "orders", Error: "the target exited during phase db-error: exit status 2"}
-	broken.Verdict = ScenarioVerdict(nil, errors.New(broken.Error))
+	broken.Verdict = contract.Overall(nil, errors.New(broken.Error))
 	r.Scenarios = append(r.Scenarios, broken)
 	r.Verdict = contract.Fail
 	return r
