@@ -142,6 +142,15 @@ func TestJSONFromEveryCommand(t *testing.T) {
 			t.Errorf("%q: exit %d, %v, stdout %q", args, res.code, err, res.stdout)
 		}
 	}
+	// rollback of a directory that holds no run: its error, in JSON too.
+	res = inProcess(t, "rollback", "-o", "json", t.TempDir())
+	var rb struct {
+		Runs  []any  `json:"runs"`
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &rb); err != nil || res.code != 3 || rb.Runs == nil || !strings.Contains(rb.Error, "holds no run directory") {
+		t.Errorf("rollback -o json: exit %d, %v, %q %q", res.code, err, res.stdout, res.stderr)
+	}
 	for _, args := range [][]string{{"validate", "-o", "yaml", bad}, {"fuzz", "-o", "xml", bad}, {"export", "-o", "csv", "--output-file", "x", "out"}} {
 		if res := inProcess(t, args...); res.code != 2 || !strings.Contains(res.stderr, "write -o ") {
 			t.Errorf("%q: exit %d, %q", args, res.code, res.stderr)
@@ -221,7 +230,7 @@ func TestOutputFlagIsAFormatEverywhere(t *testing.T) {
 		}
 	}
 	walk(newRoot())
-	if n < 9 {
-		t.Errorf("%d commands have -o, want run, report, validate, fuzz, explore, version, points, build, export and init", n)
+	if n < 10 {
+		t.Errorf("%d commands have -o, want run, report, validate, fuzz, explore, version, points, build, export, rollback and init", n)
 	}
 }
