@@ -90,7 +90,9 @@ func testEnv(t *testing.T) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "NO_COLOR=1", "CHAOSKIT_STATE_DIR="+testStateDir)
+	// COLUMNS=0: tables and lines whole, so that the tests find what they
+	// look for on one line; the tests of fitting set COLUMNS themselves.
+	return append(env, "NO_COLOR=1", "CHAOSKIT_STATE_DIR="+testStateDir, "COLUMNS=0")
 }
 
 type result struct {
