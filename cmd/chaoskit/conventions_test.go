@@ -234,3 +234,28 @@ func TestOutputFlagIsAFormatEverywhere(t *testing.T) {
 		t.Errorf("%d commands have -o, want run, report, validate, fuzz, explore, version, points, build, export, rollback and init", n)
 	}
 }
+
+// fuzz -o json prints fuzz.json's document alone on stdout, the progress
+// on stderr.
+func TestFuzzJSONOnStdout(t *testing.T) {
+	bin := chaoskitBin(t)
+	t.Parallel()
+	out := t.TempDir()
+	res := runBin(t, bin, "fuzz", quickFuzz, "--runs", "1", "--seed", "7", "--report-dir", out, "-o", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	var doc fuzzJSON
+	dec := json.NewDecoder(strings.NewReader(res.stdout))
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, res.stdout)
+	}
+	var file fuzzJSON
+	readJSON(t, filepath.Join(out, "fuzz.json"), &file)
+	if doc.Seed != 7 || len(doc.Result.Trials) != 1 || doc.Result.Trials[0].Schedule != file.Result.Trials[0].Schedule {
+		t.Errorf("stdout %+v, fuzz.json %+v", doc, file)
+	}
+	if !strings.Contains(res.stderr, "fuzzing quick") || strings.Contains(res.stdout, "fuzzing quick") {
+		t.Errorf("the progress is not on stderr alone:\nstdout %s\nstderr %s", res.stdout, res.stderr)
+	}
+}
