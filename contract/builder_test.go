@@ -21,14 +21,14 @@ const dbFault = "shop/store/productQuery"
 // served fills r with a response from source in lat, with body b.
 func served(r *timeline.Request, status int, source string, lat time.Duration) {
 	r.Status, r.Latency = status, lat
-	r.Headers = map[string]string{"X-Chaoskit-Source": source, "Content-Type": "application/json"}
+	r.Headers = map[string]string{"X-Served-From": source, "Content-Type": "application/json"}
 	r.Body, r.BodySize = "", 0
 	if status/100 == 2 {
 		r.Body = fmt.Sprintf(`{"id":%d,"name":"p%d"}`, r.Seq%10, r.Seq%10)
 		r.BodySize = len(r.Body)
 	}
 	if source != "db" && source != "none" && status == 200 {
-		r.Headers["X-Chaoskit-Age"] = "1500"
+		r.Headers["X-Copy-Age"] = "1500"
 	}
 }
 

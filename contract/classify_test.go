@@ -16,7 +16,7 @@ func TestClassify(t *testing.T) {
 	req := func(status int, lat time.Duration, headers map[string]string, body, errText string) *timeline.Request {
 		return &timeline.Request{Status: status, Latency: lat, Headers: headers, Body: body, Error: errText}
 	}
-	src := func(s string) map[string]string { return map[string]string{"X-Chaoskit-Source": s} }
+	src := func(s string) map[string]string { return map[string]string{"X-Served-From": s} }
 	ms := time.Millisecond
 	demo := convCls(Classification{})
 	custom := Classification{
@@ -160,17 +160,17 @@ func TestAge(t *testing.T) {
 		err     string
 	}{
 		{"no header, no copy", convCls(Classification{}), nil, 0, false, ""},
-		{"milliseconds", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "1500"}, 1500 * time.Millisecond, true, ""},
-		{"fractions", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "0.5"}, 500 * time.Microsecond, true, ""},
-		{"zero", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "0"}, 0, true, ""},
+		{"milliseconds", convCls(Classification{}), map[string]string{"X-Copy-Age": "1500"}, 1500 * time.Millisecond, true, ""},
+		{"fractions", convCls(Classification{}), map[string]string{"X-Copy-Age": "0.5"}, 500 * time.Microsecond, true, ""},
+		{"zero", convCls(Classification{}), map[string]string{"X-Copy-Age": "0"}, 0, true, ""},
 		{"custom header", custom, map[string]string{"X-Cache-Age": "20"}, 20 * time.Millisecond, true, ""},
-		{"custom header ignores the default", custom, map[string]string{"X-Chaoskit-Age": "-1"}, 0, false, ""},
-		{"beyond any duration", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "1e300"}, time.Duration(math.MaxInt64), true, ""},
-		{"negative", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "-5"}, 0, false, `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds`},
-		{"unparsable", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "soon"}, 0, false, `"soon" is not`},
-		{"empty", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": ""}, 0, false, `"" is not`},
-		{"not a number", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "NaN"}, 0, false, `"NaN" is not`},
-		{"infinite", convCls(Classification{}), map[string]string{"X-Chaoskit-Age": "+Inf"}, 0, false, `"+Inf" is not`},
+		{"custom header ignores the default", custom, map[string]string{"X-Copy-Age": "-1"}, 0, false, ""},
+		{"beyond any duration", convCls(Classification{}), map[string]string{"X-Copy-Age": "1e300"}, time.Duration(math.MaxInt64), true, ""},
+		{"negative", convCls(Classification{}), map[string]string{"X-Copy-Age": "-5"}, 0, false, `age header X-Copy-Age: "-5" is not a non-negative number of milliseconds`},
+		{"unparsable", convCls(Classification{}), map[string]string{"X-Copy-Age": "soon"}, 0, false, `"soon" is not`},
+		{"empty", convCls(Classification{}), map[string]string{"X-Copy-Age": ""}, 0, false, `"" is not`},
+		{"not a number", convCls(Classification{}), map[string]string{"X-Copy-Age": "NaN"}, 0, false, `"NaN" is not`},
+		{"infinite", convCls(Classification{}), map[string]string{"X-Copy-Age": "+Inf"}, 0, false, `"+Inf" is not`},
 		{"custom header, bad", custom, map[string]string{"X-Cache-Age": "-0.1"}, 0, false, `age header X-Cache-Age: "-0.1"`},
 	}
 	for _, tt := range tests {
@@ -190,14 +190,14 @@ func TestAge(t *testing.T) {
 // TestBadAgesAreFindings checks that a service stating ages that are none
 // gets a finding per route, naming the value, even with no contract on age.
 func TestBadAgesAreFindings(t *testing.T) {
-	tl := newShop(10, faultPhase(every(4), func(r *timeline.Request) { r.Headers["X-Chaoskit-Age"] = "-3" })).tl
+	tl := newShop(10, faultPhase(every(4), func(r *timeline.Request) { r.Headers["X-Copy-Age"] = "-3" })).tl
 	got := BadAges(tl, convCls(Classification{}))
 	if len(got) != 1 {
 		t.Fatalf("findings = %+v, want one", got)
 	}
 	f := got[0]
 	if f.Kind != "bad_age" || f.Route != "GET /products/{id}" || f.Phase != "fault" || f.Total != 300 || f.Share != 25.0/3 ||
-		!strings.Contains(f.Message, `25 of 300 responses`) || !strings.Contains(f.Message, `X-Chaoskit-Age: "-3"`) {
+		!strings.Contains(f.Message, `25 of 300 responses`) || !strings.Contains(f.Message, `X-Copy-Age: "-3"`) {
 		t.Errorf("finding = %+v", f)
 	}
 	if m := Measure(tl, convCls(Classification{})); len(m.Findings) != 1 || m.Findings[0].Kind != "bad_age" {

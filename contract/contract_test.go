@@ -25,14 +25,14 @@ func build(n int, bad func(i int) bool, hits int64) *timeline.Timeline {
 	body := func(i int) string { return fmt.Sprintf(`{"id":%d}`, i%10) }
 	for i := 0; i < n; i++ {
 		tl.Requests = append(tl.Requests, timeline.Request{Seq: uint64(i), Phase: "warmup", Time: t0.Add(time.Duration(i) * time.Second / time.Duration(n)),
-			Target: fmt.Sprintf("GET /p/%d", i%10), Status: 200, Latency: time.Millisecond, Body: body(i), Headers: map[string]string{"X-Chaoskit-Source": "db"}})
+			Target: fmt.Sprintf("GET /p/%d", i%10), Status: 200, Latency: time.Millisecond, Body: body(i), Headers: map[string]string{"X-Served-From": "db"}})
 	}
 	for i := 0; i < n; i++ {
 		r := timeline.Request{Seq: uint64(n + i), Phase: "fault", Time: t0.Add(time.Second + time.Duration(i)*time.Second/time.Duration(n)),
-			Target: fmt.Sprintf("GET /p/%d", i%10), Status: 200, Latency: 2 * time.Millisecond, Body: body(i), Headers: map[string]string{"X-Chaoskit-Source": "cache"}}
+			Target: fmt.Sprintf("GET /p/%d", i%10), Status: 200, Latency: 2 * time.Millisecond, Body: body(i), Headers: map[string]string{"X-Served-From": "cache"}}
 		if bad(i) {
 			r.Status, r.Body, r.Latency = 503, "", 300*time.Millisecond
-			r.Headers = map[string]string{"X-Chaoskit-Source": "none"}
+			r.Headers = map[string]string{"X-Served-From": "none"}
 		}
 		tl.Requests = append(tl.Requests, r)
 	}
@@ -53,7 +53,7 @@ func TestEvaluate(t *testing.T) {
 		want     Outcome
 		measured string
 	}{
-		{"all served from cache", Spec{Phase: "fault", Expect: []string{`status == 200 for >= 99%`, `header("X-Chaoskit-Source") == "cache" for >= 99%`}},
+		{"all served from cache", Spec{Phase: "fault", Expect: []string{`status == 200 for >= 99%`, `header("X-Served-From") == "cache" for >= 99%`}},
 			build(200, none, 10), Pass, "100% (200/200)"},
 		{"5% broken fails 99%", Spec{Phase: "fault", Expect: []string{`status == 200 for >= 99%`}},
 			build(200, func(i int) bool { return i%20 == 0 }, 10), Fail, "95% (190/200)"},

@@ -6,10 +6,11 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// The fixtures of these tests answer as the demo shop does: its source, the
-// age of a cached copy and its breaker's state in X-Chaoskit-* headers.
-// The zero Classification reads none of them (a target profile names a
-// service's headers), so the tests name them.
+// The fixtures of these tests answer as a shop does: the source that
+// served, the age of a cached copy and the breaker's state in headers of
+// their own (X-Served-From, X-Copy-Age, X-Breaker-State). The zero
+// Classification reads none of them (a scenario or its target profile
+// names a service's headers), so the tests name them.
 
 // conv fills the header names s's classification leaves empty with the
 // fixtures' ones.
@@ -21,22 +22,22 @@ func conv(s Spec) Spec {
 // convCls fills the header names c leaves empty with the fixtures' ones.
 func convCls(c Classification) Classification {
 	if c.SourceHeader == "" && c.SourceJSON == "" {
-		c.SourceHeader = "X-Chaoskit-Source"
+		c.SourceHeader = "X-Served-From"
 	}
 	if c.AgeHeader == "" {
-		c.AgeHeader = "X-Chaoskit-Age"
+		c.AgeHeader = "X-Copy-Age"
 	}
 	if c.BreakerHeader == "" {
-		c.BreakerHeader = "X-Chaoskit-Breaker"
+		c.BreakerHeader = "X-Breaker-State"
 	}
 	return c
 }
 
 // TestZeroClassificationKnowsNoService checks that no service's headers
-// are built in: under the zero classification a copy the demo states it
+// are built in: under the zero classification a copy a service states it
 // served from its cache is a primary answer without an age.
 func TestZeroClassificationKnowsNoService(t *testing.T) {
-	r := &timeline.Request{Status: 200, Headers: map[string]string{"X-Chaoskit-Source": "cache", "X-Chaoskit-Age": "1500"}}
+	r := &timeline.Request{Status: 200, Headers: map[string]string{"X-Served-From": "cache", "X-Copy-Age": "1500"}}
 	var zero Classification
 	if class, src := zero.Classify(r); class != Primary || src != "" {
 		t.Errorf("zero classification: %s from %q, want primary", class, src)

@@ -38,7 +38,7 @@ func fromSlow(r *timeline.Request) { served(r, 200, "cache", 300*time.Millisecon
 
 // badAge gives a response an age header that states no age.
 func badAge(v string) func(r *timeline.Request) {
-	return func(r *timeline.Request) { r.Headers["X-Chaoskit-Age"] = v }
+	return func(r *timeline.Request) { r.Headers["X-Copy-Age"] = v }
 }
 func timedOut(r *timeline.Request) {
 	r.Status, r.Latency, r.Headers, r.Body = 0, time.Second, nil, ""
@@ -99,7 +99,7 @@ func TestEvaluateForms(t *testing.T) {
 		{"stale fails", Spec{Expect: []string{`stale <= 1s`}}, ok, Fail, "1.5s oldest"},
 		{"no copies, nothing stale", Spec{Phase: "warmup", Expect: []string{`stale <= 1s`}}, ok, Pass, "no copies served"},
 		// Ages that are none: a violation of whatever reads age.
-		{"a negative age is not fresh", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Fail, `unknown: 2 of 100 copies state no age (age header X-Chaoskit-Age: "-5" is not`},
+		{"a negative age is not fresh", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Fail, `unknown: 2 of 100 copies state no age (age header X-Copy-Age: "-5" is not`},
 		{"an unparsable age is not fresh", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(50), badAge("1.5s"))).tl, Fail, `"1.5s" is not`},
 		{"an age on a primary answer counts too", Spec{Phase: "warmup", Expect: []string{`stale <= 30s`}}, newShop(10, inPhase("warmup", every(50), badAge("x"))).tl, Fail, "unknown: 2 of 2 copies"},
 		{"a predicate on age is broken by a bad age", Spec{Expect: []string{`age >= 0s for == 100%`}}, newShop(10, faultPhase(every(50), badAge("-5"))).tl, Fail, "98% (98/100)"},
@@ -278,7 +278,7 @@ func TestEvidence(t *testing.T) {
 		tl := newShop(10, faultPhase(every(50), badAge("-5"))).tl
 		for _, expect := range []string{`stale <= 30s`, `age <= 30s for == 100%`} {
 			got := judge(expect, tl).Violations
-			if len(got) != 2 || got[0].Seq != 101 || got[0].Detail != `age header X-Chaoskit-Age: "-5" is not a non-negative number of milliseconds` {
+			if len(got) != 2 || got[0].Seq != 101 || got[0].Detail != `age header X-Copy-Age: "-5" is not a non-negative number of milliseconds` {
 				t.Errorf("%s: violations = %+v", expect, got)
 			}
 		}

@@ -47,8 +47,8 @@ func newSynthetic(n int) *synthetic {
 func (s *synthetic) Head() *timeline.Timeline { return &s.head }
 
 var syntheticHeaders = []map[string]string{
-	{"X-Chaoskit-Source": "db", "Content-Type": "application/json"},
-	{"X-Chaoskit-Source": "cache", "X-Chaoskit-Age": "1500", "Content-Type": "application/json"},
+	{"X-Served-From": "db", "Content-Type": "application/json"},
+	{"X-Served-From": "cache", "X-Copy-Age": "1500", "Content-Type": "application/json"},
 }
 
 var syntheticTargets = func() []string {
@@ -86,7 +86,7 @@ func (s *synthetic) EachRequest(fn func(*timeline.Request) error) error {
 func syntheticContracts(t testing.TB) []*Contract {
 	specs := []Spec{
 		{Name: "cache", Phase: "fault", Settle: 100 * time.Millisecond, Expect: []string{
-			"status == 200 for >= 99%", `header("X-Chaoskit-Source") == "cache" for >= 99%`, "fallback >= 99%", "p99 latency < 2s", "stale <= 30s",
+			"status == 200 for >= 99%", `header("X-Served-From") == "cache" for >= 99%`, "fallback >= 99%", "p99 latency < 2s", "stale <= 30s",
 			"time_to_degrade < 1s"}},
 		{Name: "recovers", Phase: "recovery", Expect: []string{"primary >= 99%", "time_to_recover < 1s", "p999 latency < 2s", "rps >= 1"}},
 		{Name: "run", Expect: []string{"status 5xx <= 1%", `status_shift("4xx") <= 10%`, "avg latency < 1s"}},

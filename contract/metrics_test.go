@@ -62,9 +62,9 @@ func TestBreakerBands(t *testing.T) {
 	t.Run("from the response header", func(t *testing.T) {
 		tl := newShop(10, func(phase string, i int, r *timeline.Request) {
 			normal(phase, i, r)
-			r.Headers["X-Chaoskit-Breaker"] = "closed"
+			r.Headers["X-Breaker-State"] = "closed"
 			if phase == "fault" && i >= 10 {
-				r.Headers["X-Chaoskit-Breaker"] = "open"
+				r.Headers["X-Breaker-State"] = "open"
 			}
 		}).tl
 		bands := Measure(tl, convCls(Classification{})).Series.Breakers

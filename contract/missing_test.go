@@ -16,7 +16,7 @@ func TestMissingData(t *testing.T) {
 	bigBody := func(r *timeline.Request) { r.Body, r.BodySize = "", timeline.MaxBody+1 }
 	noAge := func(r *timeline.Request) {
 		served(r, 200, "cache", time.Millisecond)
-		delete(r.Headers, "X-Chaoskit-Age")
+		delete(r.Headers, "X-Copy-Age")
 	}
 	// dropMetrics removes the metric samples between from and to (offsets
 	// from the run's start): the endpoint did not answer then.

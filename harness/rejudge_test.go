@@ -62,6 +62,8 @@ contracts:
     phase: fault
     expect:
       - fallback >= THRESHOLD%
+classify:
+  source_header: X-Served-From
 `
 
 // saveRun writes a run directory as chaoskit run leaves it: the timeline
@@ -110,7 +112,7 @@ func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
 				source = "cache"
 			}
 			must(w.Request(&timeline.Request{Seq: seq, Phase: phase, Time: start.Add(time.Duration(i) * 10 * time.Millisecond), Method: "GET",
-				Target: fmt.Sprintf("GET /products/%d", i%5+1), Status: 200, Latency: time.Millisecond, Headers: map[string]string{"X-Chaoskit-Source": source}}))
+				Target: fmt.Sprintf("GET /products/%d", i%5+1), Status: 200, Latency: time.Millisecond, Headers: map[string]string{"X-Served-From": source}}))
 		}
 		must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.PhaseEnd, Phase: phase}))
 		if phase == "fault" {
@@ -222,6 +224,8 @@ contracts:
     phase: fault
     expect:
       - fallback >= ${threshold}%
+classify:
+  source_header: X-Served-From
 `
 	own := `name: saved
 include_dirs: [../shared]

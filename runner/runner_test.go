@@ -174,7 +174,7 @@ func TestHeaderFilter(t *testing.T) {
 		name  string
 		keep  bool
 	}{
-		{nil, false, "X-Chaoskit-Source", false}, // the demo's headers only when a scenario names them
+		{nil, false, "X-Served-From", false}, // a service's headers only when a scenario names them
 		{nil, false, "Retry-After", true},
 		{nil, false, "X-Served-By", false},
 		{[]string{"x-served-by"}, false, "X-Served-By", true},
