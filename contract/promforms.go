@@ -204,6 +204,16 @@ func windowSamples(all []metricSample, w *window) []metricSample {
 	return out
 }
 
+// scrapeTimes is the time of every scrape in samples: the moments the
+// metrics endpoint answered.
+func scrapeTimes(samples []metricSample) []time.Time {
+	out := make([]time.Time, len(samples))
+	for i, s := range samples {
+		out[i] = s.t
+	}
+	return out
+}
+
 // seriesTimes are the times of the samples that hold a series of family
 // name matching sel.
 func seriesTimes(samples []metricSample, name string, sel selector) []time.Time {
@@ -388,7 +398,14 @@ func (c *metricCheck) figureOf(w *window) (f figure) {
 	samples := windowSamples(metricSamples(w.tl), w)
 	defer func() {
 		if f.none == "" {
-			if why := gapReason("the metric samples with "+c.sel.text, seriesTimes(samples, c.sel.name, c.sel), w.start, w.end); why != "" {
+			times := seriesTimes(samples, c.sel.name, c.sel)
+			if c.fn == "increase" || c.fn == "rate" {
+				// A counter absent from a scrape that answered is a
+				// counter not made yet, at zero (increaseOf counts it so):
+				// what can leave a gap is a scrape that did not answer.
+				times = scrapeTimes(samples)
+			}
+			if why := gapReason("the metric samples with "+c.sel.text, times, w.start, w.end); why != "" {
 				f = figure{none: why, samples: f.samples}
 			}
 		}
@@ -487,7 +504,9 @@ func (c *quantileCheck) figureOf(w *window) (f figure) {
 	samples := windowSamples(metricSamples(w.tl), w)
 	defer func() {
 		if f.none == "" {
-			if why := gapReason("the metric samples of histogram "+c.sel.text, seriesTimes(samples, c.sel.name+"_bucket", c.sel), w.start, w.end); why != "" {
+			// A histogram's series absent from a scrape that answered had
+			// no observation yet: zero, not unknown.
+			if why := gapReason("the metric samples of histogram "+c.sel.text, scrapeTimes(samples), w.start, w.end); why != "" {
 				f = figure{none: why, samples: f.samples}
 			}
 		}
