@@ -92,9 +92,7 @@ func (tg Target) apply(sc *plan.Scenario) error {
 	if tg.zero() {
 		return nil
 	}
-	old := sc.Target
-	t := plan.Target{URL: tg.URL, Failpoints: tg.Failpoints, Ready: old.Ready, State: old.State, Hits: old.Hits,
-		Points: old.Points, Source: old.Source, Packages: old.Packages, AllowExit: old.AllowExit, StopGrace: old.StopGrace}
+	t := plan.Target{URL: tg.URL, Failpoints: tg.Failpoints}
 	if len(tg.Command) > 0 {
 		dir, err := filepath.Abs(tg.Dir) // "" is the test's directory
 		if err != nil {
@@ -102,7 +100,7 @@ func (tg Target) apply(sc *plan.Scenario) error {
 		}
 		t.Command = &plan.Command{Argv: tg.Command, Env: tg.Env, Dir: dir}
 	}
-	sc.Target = t
+	sc.Bind(t)
 	return nil
 }
 

@@ -448,3 +448,15 @@ type IncludedFile struct {
 	// Data is its text before ${name} substitution.
 	Data []byte
 }
+
+// Bind attaches a concrete service to the loaded scenario: t says where
+// it listens, how it is started and where its control endpoint is (Demo,
+// Command, URL, Failpoints); what the scenario says of its target besides
+// (readiness, state, metrics and hits probes, points, source, exit and stop
+// settings) stays. What loading derived (the compiled contracts, the
+// classification with the target profile's conventions, the headers to
+// record) stays as it is. chaostest and in-process fuzzing bind the
+// service of the test.
+func (sc *Scenario) Bind(t Target) {
+	sc.Target.Demo, sc.Target.Command, sc.Target.URL, sc.Target.Failpoints = t.Demo, t.Command, t.URL, t.Failpoints
+}

@@ -84,14 +84,7 @@ func (t *Trier) Try(ctx context.Context, label string, s fuzz.Schedule) (o *fuzz
 			err = &runner.InfraError{Msg: "the in-process service did not stop cleanly", Err: serr}
 		}
 	}()
-	sc.Target = plan.Target{
-		URL:        svc.URL,
-		Failpoints: ctrl.URL,
-		Ready:      sc.Target.Ready,
-		State:      sc.Target.State,
-		Hits:       sc.Target.Hits,
-		Points:     sc.Target.Points,
-	}
+	sc.Bind(plan.Target{URL: svc.URL, Failpoints: ctrl.URL})
 	o, err = trials.Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
 	if o != nil {
 		o.File = file
