@@ -230,6 +230,7 @@ func (v *validator) validateDeps() {
 			}
 		case d.Postgres != nil:
 			v.checkNUL(at+".postgres.args", d.Postgres.Args...)
+			v.checkPostgresArgs(at+".postgres.args", d.Name, d.Postgres.Args)
 			if d.RunAs == "" {
 				d.RunAs = PostgresUser
 			}

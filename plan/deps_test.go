@@ -109,6 +109,20 @@ func TestDependencyAndProxyErrors(t *testing.T) {
 			`12:18: "192.168.1.4" is not a loopback address`},
 		{"unknown field", `    postgres: {}`, `    postgres: {arg: []}`,
 			`8:16: unknown field "arg" (did you mean "args"?)`},
+		{"args not a list", `    postgres: {}`, `    postgres: {args: "-c x=1"}`,
+			`8:22: string was used where sequence is expected (write a list, such as [a, b], even for one item)`},
+		{"listen on every address", `    postgres: {}`, `    postgres: {args: [-c, "listen_addresses=*"]}`,
+			`8:27: dependency "db": postgres setting listen_addresses cannot be changed by a scenario`},
+		{"listen in one argument", `    postgres: {}`, `    postgres: {args: ["--listen-addresses=0.0.0.0"]}`,
+			`8:23: dependency "db": postgres setting listen_addresses cannot be changed by a scenario`},
+		{"port", `    postgres: {}`, `    postgres: {args: ["-cport=5432"]}`,
+			`8:23: dependency "db": postgres setting port cannot be changed by a scenario`},
+		{"host option", `    postgres: {}`, `    postgres: {args: [-h, "*"]}`,
+			`8:23: dependency "db": postgres option "-h" is not allowed`},
+		{"socket", `    postgres: {}`, `    postgres: {args: [-c, unix_socket_directories=/tmp]}`,
+			`8:27: dependency "db": postgres setting unix_socket_directories cannot be changed`},
+		{"authentication", `    postgres: {}`, `    postgres: {args: [-c, hba_file=/tmp/hba]}`,
+			`8:27: dependency "db": postgres setting hba_file cannot be changed`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -146,6 +146,9 @@ func (c *checker) leaf(n ast.Node, t reflect.Type, path string, set func(ast.Nod
 		e.Line, e.Col = tk.Position.Line, tk.Position.Column
 	}
 	e.Col = c.cols.orig(e.Line, e.Col)
+	if e.Hint == "" {
+		e.Hint = typeHint(t, n)
+	}
 	c.errs = append(c.errs, e)
 	c.failed[path] = true
 	if set != nil && tk != nil {
@@ -241,4 +244,23 @@ func structFields(t reflect.Type) *fieldSet {
 	}
 	fieldSets.Store(t, fs)
 	return fs
+}
+
+// typeHint says how a value of type t is written, for a value n of the
+// wrong type.
+func typeHint(t reflect.Type, n ast.Node) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if _, seq := n.(*ast.SequenceNode); !seq {
+			return "write a list, such as [a, b], even for one item"
+		}
+	case reflect.Struct, reflect.Map:
+		if _, m := n.(*ast.MappingNode); !m {
+			return "write a mapping, such as {name: value}"
+		}
+	}
+	return ""
 }
