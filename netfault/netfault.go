@@ -83,6 +83,16 @@ func (p Proxy) Validate() error {
 	return loopback("upstream", p.Upstream, false)
 }
 
+// loopbackLiteral returns addr with the host localhost (any case, with or
+// without the trailing dot) written as 127.0.0.1.
+func loopbackLiteral(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
 // loopback checks that addr is host:port on a loopback host.
 func loopback(field, addr string, portZero bool) error {
 	example := "such as 127.0.0.1:5432"
@@ -93,7 +103,7 @@ func loopback(field, addr string, portZero bool) error {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || (n == 0 && !portZero) {
 		return fieldError(field, "a port from 1 to 65535, "+example, "%q has no usable port", addr)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if ip := net.ParseIP(host); !strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") && (ip == nil || !ip.IsLoopback()) {
 		return fieldError(field, "127.0.0.1, ::1 or localhost: netfault only proxies traffic on this machine's loopback",
 			"%q is not a loopback address", addr)
 	}
@@ -173,6 +183,9 @@ func (ps *Proxies) Start(p Proxy) (string, error) {
 	if p.Listen == "" {
 		p.Listen = "127.0.0.1:0"
 	}
+	// toxiproxy resolves names: localhost is made 127.0.0.1 here, so that
+	// no resolver (a hosts file, DNS) is asked where it is.
+	p.Listen, p.Upstream = loopbackLiteral(p.Listen), loopbackLiteral(p.Upstream)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.closed {

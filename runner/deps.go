@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"sort"
@@ -33,6 +32,9 @@ type dependency struct {
 	data    string
 	outside string
 	creds   *syscall.Credential
+	// base is the directory of the dependencies' output, deps/ of the
+	// run directory.
+	base string
 	// port is {port:NAME}.
 	port int
 }
@@ -112,6 +114,10 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 		fmt.Fprintf(r.opts.Log, "  note: %s cannot reach the run directory, so dependency %s keeps its data in %s (removed at the end)\n", spec.RunAs, spec.Name, outside)
 	}
 	d.spec = spec.WithPorts(r.ports, data)
+	d.base = base
+	if err := checkDepPorts(spec, d); err != nil {
+		return err
+	}
 	stdout, stderr := filepath.Join(base, spec.Name+".stdout"), filepath.Join(base, spec.Name+".stderr")
 	argv, env, dir := []string(nil), []string(nil), base
 	stopSignal := syscall.SIGTERM
@@ -237,16 +243,7 @@ func (d *dependency) check(ctx context.Context) error {
 	rd := d.spec.Ready
 	switch {
 	case len(rd.Command) > 0:
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(cctx, rd.Command[0], rd.Command[1:]...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = time.Second
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("ready command %s: %v %s", strings.Join(rd.Command, " "), err, strings.TrimSpace(lastLinesOf(string(out), 2)))
-		}
-		return nil
+		return d.readyCommand(ctx)
 	case rd.TCP != "":
 		return dialOnce(ctx, hostPort(rd.TCP))
 	case d.spec.Postgres != nil:
@@ -261,13 +258,76 @@ func (d *dependency) check(ctx context.Context) error {
 	return dialOnce(ctx, d.ownAddr())
 }
 
+// readyCommandTimeout bounds one run of a readiness command.
+const readyCommandTimeout = 5 * time.Second
+
+// readyCommand runs the readiness command once, below a supervisor as
+// every process chaoskit starts (see supervisorEnv): whatever it starts
+// is killed with it, also when chaoskit itself is killed. Its output goes
+// to deps/NAME.ready.stdout and .stderr.
+func (d *dependency) readyCommand(ctx context.Context) error {
+	rd := d.spec.Ready
+	dir := "."
+	if d.spec.Command != nil && d.spec.Command.Dir != "" {
+		dir = d.spec.Command.Dir
+	}
+	argv0, err := resolveProgram(rd.Command[0], dir)
+	if err != nil {
+		return fmt.Errorf("ready command %s: %v", rd.Command[0], err)
+	}
+	argv := append([]string{argv0}, rd.Command[1:]...)
+	out := filepath.Join(d.base, d.name+".ready")
+	p, err := startProcessWith(argv, nil, dir, out+".stdout", out+".stderr", startOptions{})
+	if err != nil {
+		return fmt.Errorf("ready command %s: %v", strings.Join(rd.Command, " "), err)
+	}
+	t := time.NewTimer(readyCommandTimeout)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.kill()
+		return ctx.Err()
+	case <-t.C:
+		p.kill()
+		return fmt.Errorf("ready command %s did not finish within %v", strings.Join(rd.Command, " "), readyCommandTimeout)
+	}
+	if p.err != nil {
+		return fmt.Errorf("ready command %s: %v %s", strings.Join(rd.Command, " "), p.err, strings.TrimSpace(lastLinesOf(p.output.String(), 2)))
+	}
+	return nil
+}
+
+// checkDepPorts refuses to start a dependency whose readiness address
+// is a fixed port (one the scenario wrote, not {port:NAME}) that
+// something already accepts connections on, or whose own port was taken
+// since chaoskit chose it: readiness would pass on the foreign listener,
+// and proxy faults would disturb it while the traffic went elsewhere.
+func checkDepPorts(orig plan.Dependency, d *dependency) error {
+	type fixed struct{ addr, field string }
+	var addrs []fixed
+	if orig.Ready.TCP != "" && orig.Ready.TCP == d.spec.Ready.TCP {
+		addrs = append(addrs, fixed{hostPort(d.spec.Ready.TCP), "ready.tcp"})
+	}
+	if d.port != 0 {
+		addrs = append(addrs, fixed{d.ownAddr(), "{port:" + d.name + "}"})
+	}
+	for _, a := range addrs {
+		if dialOnce(context.Background(), a.addr) == nil {
+			return infra(fmt.Sprintf("dependency %s: port %s (%s) is already in use by another process", d.name, a.addr, a.field),
+				"stop what listens there, or use {port:"+d.name+"} in the dependency's command and ready.tcp so chaoskit picks a free port", nil)
+		}
+	}
+	return nil
+}
+
 // ownAddr is 127.0.0.1:{port:NAME}.
 func (d *dependency) ownAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.port)) }
 
 func dialOnce(ctx context.Context, addr string) error {
 	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	c, err := (&net.Dialer{Control: loopbackOnly}).DialContext(dctx, "tcp", addr)
+	c, err := dialLoopback(&net.Dialer{Control: loopbackOnly})(dctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,16 @@ func dialLoopback(d *net.Dialer) func(ctx context.Context, network, address stri
 	}
 }
 
+// loopbackLiteral returns host:port with the host localhost written as
+// 127.0.0.1, for the calls that would resolve it (a listen).
+func loopbackLiteral(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
 // errRedirect is the error of a control request answered with a redirect.
 var errRedirect = errors.New("chaoskit follows no redirects")
 

@@ -297,7 +297,7 @@ func checkFixedPorts(orig, filled plan.Target) error {
 			continue // empty, or a port chaoskit chose
 		}
 		hp := hostPort(c.filled)
-		l, err := net.Listen("tcp", hp)
+		l, err := net.Listen("tcp", loopbackLiteral(hp))
 		if err != nil {
 			return infra(fmt.Sprintf("port %s (target.%s) is already in use by another process", hp, c.field),
 				"stop what listens there, or write {port} in target."+c.field+" and the command so chaoskit picks a free port", nil)
