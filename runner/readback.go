@@ -52,27 +52,67 @@ func (r *run) readBack(ctx context.Context) error {
 	// The phases have just ended: each rule's read_within counts from here.
 	begun := time.Now()
 	results := make([]timeline.ReadBackResult, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(readBackWorkers, len(jobs)) {
-		wg.Go(func() {
-			for i := range next {
-				results[i] = readOne(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule, begun.Add(jobs[i].rule.Within()))
-			}
-		})
+	// Rounds: every write is read once, then those that got no answer or
+	// a transient one are read again after a backoff, round after round,
+	// while their rule's read_within lasts. Rounds spend the time on the
+	// writes that need it, however many there are.
+	pending := make([]int, len(jobs))
+	for i := range pending {
+		pending[i] = i
 	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	first := make([]time.Time, len(jobs))
+	retryAfter := make([]time.Duration, len(jobs))
+	wait := readBackFirstWait
+	for attempt := 1; len(pending) > 0; attempt++ {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range min(readBackWorkers, len(pending)) {
+			wg.Go(func() {
+				for i := range next {
+					if first[i].IsZero() {
+						first[i] = time.Now()
+					}
+					res, sent, after := readAttempt(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule)
+					if sent {
+						res.Attempts, res.Elapsed = attempt, time.Since(first[i])
+					}
+					results[i], retryAfter[i] = res, after
+				}
+			})
 		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
+	feed:
+		for _, i := range pending {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pause := wait/2 + rand.N(wait/2+1)
+		for _, i := range pending {
+			if results[i].Attempts > 0 && retryable(results[i].Status) && retryAfter[i] > 0 {
+				pause = max(pause, min(retryAfter[i], readBackMaxWait))
+			}
+		}
+		again := pending[:0]
+		for _, i := range pending {
+			if results[i].Attempts > 0 && retryable(results[i].Status) && !time.Now().Add(pause).After(begun.Add(jobs[i].rule.Within())) {
+				again = append(again, i)
+			}
+		}
+		pending = again
+		if len(pending) == 0 {
+			break
+		}
+		if err := sleepCtx(ctx, pause); err != nil {
+			return err
+		}
+		wait = min(2*wait, readBackMaxWait)
 	}
 	missing := 0
 	for i := range results {
@@ -110,34 +150,6 @@ func retryable(status int) bool {
 		return true
 	}
 	return status/100 == 5
-}
-
-// readOne reads one acknowledged write back, trying again through
-// transient failures until deadline.
-func readOne(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write, deadline time.Time) timeline.ReadBackResult {
-	first := time.Now()
-	wait := readBackFirstWait
-	for attempt := 1; ; attempt++ {
-		res, sent, retryAfter := readAttempt(ctx, client, baseURL, w, rule)
-		if !sent {
-			return res
-		}
-		res.Attempts, res.Elapsed = attempt, time.Since(first)
-		if !retryable(res.Status) || ctx.Err() != nil {
-			return res
-		}
-		pause := wait/2 + rand.N(wait/2+1)
-		if retryAfter > 0 {
-			pause = min(retryAfter, readBackMaxWait)
-		}
-		if time.Now().Add(pause).After(deadline) {
-			return res
-		}
-		if sleepCtx(ctx, pause) != nil {
-			return res
-		}
-		wait = min(2*wait, readBackMaxWait)
-	}
 }
 
 // readAttempt makes one read of write w, says whether it sent one (a
