@@ -46,6 +46,7 @@ func openStore(ctx context.Context, cfg Config) (*store.Store, error) {
 	if cfg.DB != "" {
 		return nil, invalid("--db and --postgres both name a database; give one")
 	}
+	cfg.Postgres = FillPasswords(cfg.Postgres)
 	pc, err := pgx.ParseConfig(cfg.Postgres)
 	if err != nil {
 		return nil, invalid("--postgres: %v (want a DSN such as postgres://postgres@127.0.0.1:5432/shop?sslmode=disable)", err)
@@ -94,7 +95,9 @@ func newSearchLimiter(cfg Config) (searchLimiter, func(), error) {
 	if err := loopbackHost("--redis", host); err != nil {
 		return nil, nil, err
 	}
-	client := redis.NewClient(redislimit.Options(cfg.Redis))
+	opts := redislimit.Options(cfg.Redis)
+	opts.Password = FillPasswords(cfg.RedisPassword)
+	client := redis.NewClient(opts)
 	tb := redislimit.NewTokenBucket(client, redislimit.TokenSettings{
 		Rate: xrate.Limit(rate), Burst: burst,
 		Settings: redislimit.Settings{Name: "search", Prefix: "chaoskit-demo:search:", OnEvent: redislimit.LogEvents(cfg.Log)},

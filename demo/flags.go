@@ -26,7 +26,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	cfg := &f.Config
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "loopback address to listen on (port 0 picks a free one)")
 	fs.StringVar(&cfg.DB, "db", "", "SQLite database file to use (default: a temporary one)")
-	fs.StringVar(&cfg.Postgres, "postgres", "", "PostgreSQL DSN on loopback to use instead of SQLite, e.g. postgres://postgres@127.0.0.1:5432/shop?sslmode=disable")
+	fs.StringVar(&cfg.Postgres, "postgres", "", "PostgreSQL DSN on loopback to use instead of SQLite, e.g. postgres://postgres:{password:db}@127.0.0.1:5432/shop?sslmode=disable ({password:NAME} is read from $"+PasswordEnvPrefix+"NAME)")
+	fs.StringVar(&cfg.RedisPassword, "redis-password", "", "password Redis requires; {password:NAME} is read from $"+PasswordEnvPrefix+"NAME, where chaoskit puts a dependency's password")
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address on loopback that keeps the search rate limit (in-memory fallback while it is away), e.g. 127.0.0.1:6379")
 	fs.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
 	fs.StringVar(&cfg.Policies, "policies", "", "YAML policy file tuning the breakers (db, orders-db, recommendations), the recommendations retry and the search limiter, re-applied when it changes")

@@ -42,6 +42,8 @@ type Config struct {
 	// Redis, when set, is the loopback address of a Redis that keeps the
 	// search rate limit (with an in-memory fallback while it is away).
 	Redis string
+	// RedisPassword is the password Redis requires, if any.
+	RedisPassword string
 	// SearchRate is the searches a second the rate limiter admits, with
 	// bursts of a tenth of it; default 2000.
 	SearchRate float64

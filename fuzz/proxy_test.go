@@ -17,7 +17,7 @@ import (
 const pgShop = `name: pg-shop
 target:
   demo:
-    args: [--postgres, "postgres://postgres@127.0.0.1:{port:pg}/postgres?sslmode=disable"]
+    args: [--postgres, "postgres://postgres:{password:db}@127.0.0.1:{port:pg}/postgres?sslmode=disable"]
 dependencies:
   - name: db
     postgres: {}

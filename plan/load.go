@@ -611,6 +611,7 @@ func (v *validator) validate() {
 		sc.conventions = p.Conventions
 	}
 	v.validateDeps()
+	v.checkPasswordRefs()
 	v.validateLoad("$.load", &sc.Load, true)
 	v.validateFuzz()
 	phases := map[string]*Phase{}

@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -35,6 +38,11 @@ type dependency struct {
 	// base is the directory of the dependencies' output, deps/ of the
 	// run directory.
 	base string
+	// password is {password:NAME}.
+	password string
+	// segments are the System V segments of the Postgres servers it ran,
+	// recorded for a later run to remove should this one be killed.
+	segments []pgbin.Segment
 	// port is {port:NAME}.
 	port int
 }
@@ -51,7 +59,39 @@ func (r *run) allocatePorts() error {
 		}
 		r.ports[n] = p
 	}
+	r.passwords = map[string]string{}
+	for _, d := range r.sc.Dependencies {
+		b := make([]byte, 18)
+		if _, err := rand.Read(b); err != nil {
+			return infra("cannot make a password", "", err)
+		}
+		r.passwords[d.Name] = hex.EncodeToString(b)
+	}
 	return nil
+}
+
+// passwordEnv hands the target the run's passwords (see
+// plan.PasswordEnv).
+func (r *run) passwordEnv() []string {
+	var env []string
+	for name, pw := range r.passwords {
+		env = append(env, plan.PasswordEnv(name)+"="+pw)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// masked returns argv with the run's passwords written as their
+// placeholders, for the record.
+func (r *run) masked(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		for name, pw := range r.passwords {
+			a = strings.ReplaceAll(a, pw, "{password:"+name+"}")
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // sharedPort says whether a port placeholder is a dependency's or a
@@ -78,6 +118,9 @@ func (r *run) startDeps(ctx context.Context) error {
 		return nil
 	}
 	sweepOutside()
+	if n := pgbin.Sweep(); n > 0 {
+		fmt.Fprintf(r.opts.Log, "  note: removed %d shared memory segments of Postgres servers that an earlier, killed chaoskit started\n", n)
+	}
 	// Absolute: a dependency runs in a directory of its own, and is told
 	// where its data is.
 	base, err := filepath.Abs(filepath.Join(r.dir, DepsDir))
@@ -113,7 +156,8 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 	if outside != "" {
 		fmt.Fprintf(r.opts.Log, "  note: %s cannot reach the run directory, so dependency %s keeps its data in %s (removed at the end)\n", spec.RunAs, spec.Name, outside)
 	}
-	d.spec = spec.WithPorts(r.ports, data)
+	d.spec = spec.WithPorts(r.ports, data).WithPasswords(r.passwords)
+	d.password = r.passwords[spec.Name]
 	d.base = base
 	if err := checkDepPorts(spec, d); err != nil {
 		return err
@@ -136,7 +180,10 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 			// fsync: a commit waits for its WAL to reach the kernel, whose
 			// page cache outlives the process. Only a machine crash loses
 			// data, and a scenario does not crash the machine.
-			"-c", "fsync=off", "-c", "full_page_writes=off"}, d.spec.Postgres.Args...)
+			"-c", "fsync=off", "-c", "full_page_writes=off",
+			// Dynamic shared memory in files of the data directory, not
+			// in /dev/shm, where a killed server would leave it.
+			"-c", "dynamic_shared_memory_type=mmap"}, d.spec.Postgres.Args...)
 		// SIGINT is postgres's fast shutdown: sessions end at once.
 		stopSignal = syscall.SIGINT
 	default:
@@ -157,15 +204,26 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 	}
 	first := true
 	start := func(ctx context.Context) (*process, error) {
-		p, err := startProcessWith(argv, env, dir, stdout, stderr, startOptions{Append: !first || d.spec.Postgres != nil, Credential: d.creds})
+		opts := startOptions{Append: !first || d.spec.Postgres != nil, Credential: d.creds}
+		if d.spec.Postgres != nil {
+			// Should chaoskit die, the supervisor stops Postgres by its
+			// own signal, which releases its shared memory.
+			opts.StopSignal, opts.StopGrace = stopSignal, spec.StopGrace.D()
+		}
+		p, err := startProcessWith(argv, env, dir, stdout, stderr, opts)
 		first = false
 		if err != nil {
 			return nil, err
 		}
-		r.event(processEvent("started", map[string]any{"process": spec.Name, "pid": p.pid(), "argv": argv}))
+		r.event(processEvent("started", map[string]any{"process": spec.Name, "pid": p.pid(), "argv": r.masked(argv)}))
 		if err := r.depReady(ctx, d, p); err != nil {
 			p.stopWith(stopSignal, time.Second)
 			return nil, err
+		}
+		if d.spec.Postgres != nil {
+			if seg, err := pgbin.SegmentOf(d.data); err == nil && pgbin.Record(seg) == nil {
+				d.segments = append(d.segments, seg)
+			}
 		}
 		return p, nil
 	}
@@ -184,7 +242,14 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 
 // initdb creates a Postgres dependency's database cluster.
 func (r *run) initdb(ctx context.Context, d *dependency, initdb, stdout, stderr string) error {
-	argv := []string{initdb, "-D", d.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"}
+	// The superuser's password, the run's {password:NAME}, reaches
+	// initdb in a file only its user can read, removed when it is done.
+	pwfile := filepath.Join(filepath.Dir(d.data), "."+d.name+".pw")
+	if err := writePrivate(pwfile, d.password+"\n", d.creds); err != nil {
+		return infra(fmt.Sprintf("dependency %s: cannot write its password file", d.name), "", err)
+	}
+	defer os.Remove(pwfile)
+	argv := []string{initdb, "-D", d.data, "-U", "postgres", "--auth=scram-sha-256", "--pwfile=" + pwfile, "-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions"}
 	p, err := startProcessWith(argv, nil, filepath.Dir(d.data), stdout, stderr, startOptions{Credential: d.creds})
 	if err != nil {
 		return infra(fmt.Sprintf("dependency %s: cannot run initdb", d.name), "", err)
@@ -249,7 +314,7 @@ func (d *dependency) check(ctx context.Context) error {
 	case d.spec.Postgres != nil:
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		conn, err := pgconn.Connect(cctx, "postgres://postgres@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
+		conn, err := pgconn.Connect(cctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
 		if err != nil {
 			return err
 		}
@@ -355,10 +420,38 @@ func (r *run) stopDeps(ctx context.Context) {
 				r.event(processEvent(msg, map[string]any{"process": d.name, "pid": p.pid()}))
 			}
 		}
+		if d.managed != nil {
+			if p, _, _ := d.managed.current(); p.exited() {
+				for _, seg := range d.segments {
+					pgbin.Release(seg)
+				}
+			}
+		}
 		if d.outside != "" {
 			_ = os.RemoveAll(d.outside)
 		}
 	}
+}
+
+// writePrivate writes text to a new file at path that only its owner
+// (creds' user, when given) can read; a file or link already there makes
+// it fail.
+func writePrivate(path, text string, creds *syscall.Credential) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if creds != nil {
+		if err := f.Chown(int(creds.Uid), int(creds.Gid)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // credentialOf returns the user and group ids of a user name.

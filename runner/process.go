@@ -65,6 +65,11 @@ type startOptions struct {
 	// Credential, when set, is the user the process runs as (chaoskit
 	// must be root).
 	Credential *syscall.Credential
+	// StopSignal and StopGrace, when set, are how the supervisor stops
+	// the process when chaoskit dies, before it kills what is left (see
+	// supervisorSpec).
+	StopSignal syscall.Signal
+	StopGrace  time.Duration
 }
 
 // startProcessWith is startProcess with options.
@@ -141,6 +146,7 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 	if c := opts.Credential; c != nil {
 		ss.Uid, ss.Gid = &c.Uid, &c.Gid
 	}
+	ss.StopSignal, ss.StopGrace = opts.StopSignal, opts.StopGrace
 	spec, _ := json.Marshal(ss)
 	_, werr := ctlW.Write(append(spec, '\n'))
 	reports := make(chan string, 2)
@@ -319,7 +325,10 @@ func (p *process) stopWith(sig syscall.Signal, grace time.Duration) (killed bool
 // kill has the supervisor kill the target and every process below it, and
 // waits until they are gone.
 func (p *process) kill() {
-	p.ctlOnce.Do(func() { p.ctl.Close() })
+	p.ctlOnce.Do(func() {
+		_, _ = p.ctl.Write([]byte(killNow + "\n"))
+		p.ctl.Close()
+	})
 	t := time.NewTimer(supervisorGrace)
 	defer t.Stop()
 	select {

@@ -148,6 +148,9 @@ type run struct {
 	tgtProc  *managed
 	deps     []*dependency
 	ports    map[string]int
+	// passwords are the dependencies' passwords made for this run
+	// ({password:NAME}).
+	passwords map[string]string
 	proxies  *netfault.Proxies
 	proxyLog *os.File
 	// phaseBase is how many requests the phases before the running one

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A target chaoskit starts runs below a supervisor: the chaoskit
@@ -49,7 +50,22 @@ type supervisorSpec struct {
 	// (a dependency's run_as; the supervisor is root then).
 	Uid *uint32 `json:"uid,omitempty"`
 	Gid *uint32 `json:"gid,omitempty"`
+	// StopSignal, when set, is sent to the target's process group when
+	// chaoskit dies, and the target gets StopGrace to exit before every
+	// process below the supervisor is killed: Postgres releases its
+	// shared memory only when it stops by its own signal.
+	StopSignal syscall.Signal `json:"stop_signal,omitempty"`
+	StopGrace  time.Duration  `json:"stop_grace,omitempty"`
 }
+
+// killNow is the line chaoskit writes on the control pipe before closing
+// it when it wants the target killed at once (it has waited for the stop
+// signal already); EOF without it means chaoskit died.
+const killNow = "kill"
+
+// maxStopGrace bounds the wait for a target's own stop after chaoskit
+// died.
+const maxStopGrace = 10 * time.Second
 
 // Any binary that links package runner (chaoskit, and the test binaries
 // of the packages that start targets) becomes a supervisor when started
@@ -77,7 +93,8 @@ func supervise() int {
 	// it: keep that thread for the supervisor's whole life.
 	runtime.LockOSThread()
 	var spec supervisorSpec
-	line, err := bufio.NewReader(ctl).ReadBytes('\n')
+	br := bufio.NewReader(ctl)
+	line, err := br.ReadBytes('\n')
 	if err == nil {
 		err = json.Unmarshal(line, &spec)
 	}
@@ -111,15 +128,20 @@ func supervise() int {
 	}
 	fmt.Fprintf(report, "pid %d\n", pid)
 
-	gone := make(chan struct{})
+	gone := make(chan bool, 1) // true: chaoskit asked for the kill
 	go func() {
-		_, _ = io.Copy(io.Discard, ctl)
-		close(gone)
+		l, _ := br.ReadString('\n')
+		asked := strings.TrimSpace(l) == killNow
+		_, _ = io.Copy(io.Discard, br)
+		gone <- asked
 	}()
 	self := os.Getpid()
 	for {
 		select {
-		case <-gone:
+		case asked := <-gone:
+			if !asked && spec.StopSignal != 0 {
+				stopFirst(pid, spec.StopSignal, min(spec.StopGrace, maxStopGrace), sigs)
+			}
 			killTree(self, pid)
 			return 137
 		case s := <-sigs:
@@ -133,6 +155,25 @@ func supervise() int {
 				fmt.Fprintf(report, "exit %d\n", uint32(ws))
 				return 0
 			}
+		}
+	}
+}
+
+// stopFirst sends sig to the target's process group and waits up to
+// grace for the target to exit.
+func stopFirst(target int, sig syscall.Signal, grace time.Duration, sigs <-chan os.Signal) {
+	_ = syscall.Kill(-target, sig)
+	_ = syscall.Kill(-target, syscall.SIGCONT)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	for {
+		if _, exited := reap(target); exited {
+			return
+		}
+		select {
+		case <-t.C:
+			return
+		case <-sigs:
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,7 +152,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 			}
 			ports[n] = p
 		}
-		spec := r.sc.Target.WithPorts(ports)
+		spec := r.sc.Target.WithPorts(ports).WithPasswords(r.passwords)
 		// A service is given a control endpoint only when the scenario
 		// switches failpoints: one without markers serves none, and
 		// readiness would wait for it in vain.
@@ -213,11 +214,12 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 // spawn starts argv with its output saved in the run directory and records
 // it on the timeline.
 func (r *run) spawn(argv, env []string, dir string) (*process, error) {
+	env = append(slices.Clone(env), r.passwordEnv()...)
 	proc, err := startProcess(argv, env, dir, filepath.Join(r.dir, "target.stdout"), filepath.Join(r.dir, "target.stderr"))
 	if err != nil {
 		return nil, err
 	}
-	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": argv, "supervisor": proc.supervisor}))
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": r.masked(argv), "supervisor": proc.supervisor}))
 	if !proc.subreaper {
 		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: if chaoskit is killed, processes the target started that left its process group may outlive it")
 	}
@@ -244,7 +246,7 @@ func (r *run) restartTarget(ctx context.Context) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": t.argv, "supervisor": proc.supervisor}))
+	r.event(processEvent("started", map[string]any{"pid": proc.pid(), "argv": r.masked(t.argv), "supervisor": proc.supervisor}))
 	if err := t.waitReady(ctx, proc); err != nil {
 		proc.stop(r.sc.Target.StopGrace.D())
 		return nil, err

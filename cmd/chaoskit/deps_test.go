@@ -325,7 +325,7 @@ func TestKill9WithDependenciesAndAPausedTargetLeavesNoOrphan(t *testing.T) {
 	file := writeFile(t, dir, "s.yaml", `name: kill9-deps
 target:
   demo:
-    args: [--postgres, "postgres://postgres@127.0.0.1:{port:pg}/postgres?sslmode=disable"]
+    args: [--postgres, "postgres://postgres:{password:db}@127.0.0.1:{port:pg}/postgres?sslmode=disable"]
 dependencies:
   - name: db
     postgres: {}
