@@ -145,14 +145,14 @@ type run struct {
 	// restarts; deps are the dependencies started, in order; ports are the
 	// ports of the scenario's placeholders; proxies run the scenario's
 	// proxies.
-	tgtProc  *managed
-	deps     []*dependency
-	ports    map[string]int
+	tgtProc *managed
+	deps    []*dependency
+	ports   map[string]int
 	// passwords are the dependencies' passwords made for this run
 	// ({password:NAME}).
 	passwords map[string]string
-	proxies  *netfault.Proxies
-	proxyLog *os.File
+	proxies   *netfault.Proxies
+	proxyLog  *os.File
 	// phaseBase is how many requests the phases before the running one
 	// sent: the running phase's requests are numbered from it. reqSeq feeds
 	// {seq} templates.
