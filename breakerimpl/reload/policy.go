@@ -9,6 +9,9 @@
 //	    open_duration: 1s
 //	  orders-db:
 //	    consecutive_failures: 3
+//	  payments:
+//	    count_window: {calls: 100, percent: 50, slow_percent: 30}
+//	    slow_call_threshold: 500ms
 //	retries:
 //	  recommendations:
 //	    max_retries: 2       # attempts after the first
@@ -70,6 +73,18 @@ type Breaker struct {
 	ConsecutiveFailures *int           `yaml:"consecutive_failures"`
 	OpenDuration        *time.Duration `yaml:"open_duration"`
 	HalfOpenProbes      *int           `yaml:"half_open_probes"`
+	// CountWindow is resilience4j's count-based rule over the last calls,
+	// with a slow-call rate; SlowCallThreshold says what is slow.
+	CountWindow       *CountWindow   `yaml:"count_window"`
+	SlowCallThreshold *time.Duration `yaml:"slow_call_threshold"`
+}
+
+// CountWindow is the entry of circuitbreaker.CountWindow.
+type CountWindow struct {
+	Calls       *int `yaml:"calls"`
+	MinRequests *int `yaml:"min_requests"`
+	Percent     *int `yaml:"percent"`
+	SlowPercent *int `yaml:"slow_percent"`
 }
 
 // ErrorRate is hystrix's rule: open when Percent of at least MinRequests
@@ -346,6 +361,26 @@ func (c *checker) breaker(at string, e Breaker) func(*circuitbreaker.Settings) {
 	if e.ErrorRate != nil && e.ConsecutiveFailures != nil {
 		c.errorf(at+".consecutive_failures", "error_rate and consecutive_failures both given: choose one trip rule")
 	}
+	if e.CountWindow != nil && (e.ErrorRate != nil || e.ConsecutiveFailures != nil) {
+		c.errorf(at+".count_window", "count_window and another trip rule given: choose one")
+	}
+	if r := e.CountWindow; r != nil {
+		if r.Calls != nil && *r.Calls < 1 {
+			c.errorf(at+".count_window.calls", "calls %d: want 1 or more", *r.Calls)
+		}
+		if r.MinRequests != nil && *r.MinRequests < 0 {
+			c.errorf(at+".count_window.min_requests", "min_requests %d: want 0 or more", *r.MinRequests)
+		}
+		if r.Percent != nil && (*r.Percent <= 0 || *r.Percent > 100) {
+			c.errorf(at+".count_window.percent", "percent %d: want 0 < percent <= 100", *r.Percent)
+		}
+		if r.SlowPercent != nil && (*r.SlowPercent < 0 || *r.SlowPercent > 100) {
+			c.errorf(at+".count_window.slow_percent", "slow_percent %d: want 0 <= slow_percent <= 100 (0: slow calls are failures)", *r.SlowPercent)
+		}
+	}
+	if e.SlowCallThreshold != nil && *e.SlowCallThreshold < 0 {
+		c.errorf(at+".slow_call_threshold", "slow_call_threshold %v: want 0 (none) or a duration, such as 500ms", *e.SlowCallThreshold)
+	}
 	if r := e.ErrorRate; r != nil {
 		if r.Window != nil && *r.Window <= 0 {
 			c.errorf(at+".error_rate.window", "window %v: want a duration above 0, such as 10s", *r.Window)
@@ -384,6 +419,15 @@ func (c *checker) breaker(at string, e Breaker) func(*circuitbreaker.Settings) {
 		if e.ConsecutiveFailures != nil {
 			s.Rule = circuitbreaker.ConsecutiveFailures{Threshold: *e.ConsecutiveFailures}
 		}
+		if r := e.CountWindow; r != nil {
+			cw, _ := s.Rule.(circuitbreaker.CountWindow)
+			setIf(&cw.Calls, r.Calls)
+			setIf(&cw.MinRequests, r.MinRequests)
+			setIf(&cw.Percent, r.Percent)
+			setIf(&cw.SlowPercent, r.SlowPercent)
+			s.Rule = cw
+		}
+		setIf(&s.SlowCallThreshold, e.SlowCallThreshold)
 		setIf(&s.OpenDuration, e.OpenDuration)
 		setIf(&s.HalfOpenProbes, e.HalfOpenProbes)
 	}

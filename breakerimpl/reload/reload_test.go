@@ -290,3 +290,29 @@ func TestVersionsAndRollback(t *testing.T) {
 		t.Fatalf("unknown version: %v", err)
 	}
 }
+
+// A file switches a breaker to the count-based window with a slow-call
+// rate, and refuses a count_window beside another rule.
+func TestCountWindowEntry(t *testing.T) {
+	l := newLive()
+	src := "breakers:\n  orders-db:\n    count_window: {calls: 50, percent: 40, slow_percent: 30}\n    slow_call_threshold: 250ms\n"
+	p, err := reload.Parse("p.yaml", []byte(src))
+	if err == nil {
+		err = l.t.Apply("p.yaml", []byte(src), p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.orders.Settings()
+	if cw, ok := s.Rule.(circuitbreaker.CountWindow); !ok || cw.Calls != 50 || cw.Percent != 40 || cw.SlowPercent != 30 || s.SlowCallThreshold != 250*time.Millisecond {
+		t.Fatalf("settings %+v", s)
+	}
+	bad := "breakers:\n  db:\n    consecutive_failures: 3\n    count_window: {calls: 0}\n"
+	p, err = reload.Parse("bad.yaml", []byte(bad))
+	if err == nil {
+		err = l.t.Apply("bad.yaml", []byte(bad), p)
+	}
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:4:19: count_window and another trip rule given") || !strings.Contains(err.Error(), "bad.yaml:4:27: calls 0: want 1 or more") {
+		t.Fatalf("err %v", err)
+	}
+}
