@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 )
 
 // A run directory keeps the scenario it was run with, so that the run can
@@ -26,20 +27,24 @@ func SaveCopy(dir string, sc *Scenario) error {
 	if len(sc.Source) == 0 {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(dir, CopyFile), sc.Source, 0o644); err != nil {
+	if err := writeNoFollow(filepath.Join(dir, CopyFile), sc.Source, 0o644); err != nil {
 		return err
 	}
 	if len(sc.Included) == 0 {
 		return nil
 	}
 	inc := filepath.Join(dir, CopyIncludeDir)
-	if err := os.MkdirAll(inc, 0o755); err != nil {
+	if err := os.Mkdir(inc, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
+	}
+	// A link planted under the name is never written through.
+	if st, err := os.Lstat(inc); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s is not a directory chaoskit made: will not write the included files into it", inc)
 	}
 	index := map[string]string{}
 	for i, f := range sc.Included {
 		name := strconv.Itoa(i+1) + "-" + filepath.Base(f.Path)
-		if err := os.WriteFile(filepath.Join(inc, name), f.Data, 0o644); err != nil {
+		if err := writeNoFollow(filepath.Join(inc, name), f.Data, 0o644); err != nil {
 			return err
 		}
 		index[f.Spec] = name
@@ -48,7 +53,7 @@ func SaveCopy(dir string, sc *Scenario) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(inc, CopyIncludeIndex), append(data, '\n'), 0o644)
+	return writeNoFollow(filepath.Join(inc, CopyIncludeIndex), append(data, '\n'), 0o644)
 }
 
 // LoadCopy loads the scenario SaveCopy wrote to dir, to judge a saved run
@@ -81,4 +86,18 @@ func LoadCopy(dir string, opts Options) (*Scenario, error) {
 		opts.savedIncludes[filepath.Clean(p)] = filepath.Join(inc, filepath.Base(name))
 	}
 	return LoadFile(path, opts)
+}
+
+// writeNoFollow writes data to path, failing on a link there rather than
+// writing where it points.
+func writeNoFollow(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

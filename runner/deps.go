@@ -127,8 +127,13 @@ func (r *run) startDeps(ctx context.Context) error {
 	if err != nil {
 		return infra("cannot find the run directory", "", err)
 	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return infra("cannot create "+base, "", err)
+	}
+	// deps/ is removed with an earlier run's files; anything else there
+	// now, a link above all, is not chaoskit's to write through.
+	if st, err := os.Lstat(base); err != nil || !st.IsDir() {
+		return infra("will not write the dependencies' data into "+base+": it is not a directory chaoskit made", "remove it", err)
 	}
 	for _, spec := range r.sc.Dependencies {
 		d := &dependency{name: spec.Name, port: r.ports[spec.Name]}

@@ -82,9 +82,11 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 			return nil, fmt.Errorf("cannot find chaoskit's executable to supervise the target: %w", err)
 		}
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	// O_NOFOLLOW: a link planted under an output's name makes the start
+	// fail rather than write where it points.
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NOFOLLOW
 	if opts.Append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND | syscall.O_NOFOLLOW
 	}
 	outFile, err := os.OpenFile(stdoutPath, flags, 0o644)
 	if err != nil {

@@ -115,3 +115,49 @@ func TestPrepareDirReplacesOnlyItsOwnRuns(t *testing.T) {
 func withoutMarker(files []string) []string {
 	return slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == outdir.MarkerFile })
 }
+
+// TestPlantedLinksInAnEarlierRunAreNeverFollowed replaces deps/,
+// scenario-include/ and target.stdout of an earlier run with links to a
+// victim tree: preparing the run directory again, making deps/ and
+// writing the outputs and the scenario's copy must leave the victims as
+// they were.
+func TestPlantedLinksInAnEarlierRunAreNeverFollowed(t *testing.T) {
+	root := t.TempDir()
+	dir, victim := filepath.Join(root, "run"), filepath.Join(root, "victim")
+	writeFiles(t, victim, "redis/dump.rdb", "inc/keep", "file")
+	marker := outdir.Marker{Kind: outdir.Run, Name: "s"}
+	if err := prepareDir(context.Background(), dir, marker); err != nil {
+		t.Fatal(err)
+	}
+	for name, to := range map[string]string{DepsDir: victim, "scenario-include": filepath.Join(victim, "inc"), TargetStdout: filepath.Join(victim, "file"), DepsDir + ".x": victim} {
+		if err := os.Symlink(to, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := prepareDir(context.Background(), dir, marker); err != nil {
+		t.Fatal(err)
+	}
+	// A link planted after the directory was prepared: the outputs are
+	// opened without following it.
+	if err := os.Symlink(filepath.Join(victim, "file"), filepath.Join(dir, TargetStderr)); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := startProcess([]string{"true"}, nil, dir, filepath.Join(dir, TargetStdout), filepath.Join(dir, TargetStderr)); err == nil {
+		<-p.done
+		t.Error("a process started with its stderr through a planted link")
+	}
+	for _, f := range []string{"redis/dump.rdb", "inc/keep", "file"} {
+		if data, err := os.ReadFile(filepath.Join(victim, f)); err != nil || string(data) != f {
+			t.Errorf("victim %s: %q, %v", f, data, err)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(victim, "inc")); len(entries) != 1 {
+		t.Errorf("the victim of scenario-include got files: %v", entries)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, DepsDir)); err == nil {
+		t.Error("the link named deps is still there")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, DepsDir+".x")); err != nil {
+		t.Error("a link under a name chaoskit does not write was removed")
+	}
+}

@@ -344,7 +344,9 @@ func Visit(dir string, files []string, written func(path string) bool) error {
 
 // RemoveFiles removes the entries of dir that remove names and its
 // leftover temporary files (of WriteFile), only when dir carries
-// chaoskit's marker. Entries it does not name stay.
+// chaoskit's marker. Entries it does not name stay. A symbolic link under
+// a name remove names is removed itself, whatever it points to, which
+// stays untouched.
 func RemoveFiles(dir string, remove func(name string, isDir bool) bool) error {
 	if !Owned(dir) {
 		return fmt.Errorf("%s has no chaoskit marker: nothing in it is removed", dir)
@@ -359,10 +361,18 @@ func RemoveFiles(dir string, remove func(name string, isDir bool) bool) error {
 		if name == MarkerFile {
 			continue
 		}
+		p := filepath.Join(dir, name)
+		if e.Type()&fs.ModeSymlink != 0 {
+			// chaoskit makes no links: one under a name it writes was
+			// planted, and is removed itself, never followed.
+			if remove(name, true) || remove(name, false) || IsTemp(name) {
+				errs = append(errs, os.Remove(p))
+			}
+			continue
+		}
 		if !remove(name, e.IsDir()) && !IsTemp(name) {
 			continue
 		}
-		p := filepath.Join(dir, name)
 		if e.IsDir() {
 			errs = append(errs, os.RemoveAll(p))
 		} else {
