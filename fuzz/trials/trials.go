@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -52,7 +53,9 @@ func Write(base *plan.Scenario, s fuzz.Schedule, label, dir string, opts plan.Op
 	if err != nil {
 		return nil, fmt.Errorf("schedule %s does not make a valid scenario: %w", s, err)
 	}
-	if err := os.WriteFile(file, text, 0o644); err != nil {
+	// Through a temporary file renamed over it: a link planted under the
+	// name is replaced, never written through.
+	if err := outdir.WriteBytes(file, text); err != nil {
 		return nil, &runner.InfraError{Msg: "cannot write the trial scenario", Err: err}
 	}
 	return sc, nil
