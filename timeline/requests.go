@@ -109,6 +109,36 @@ var (
 	cborDec, _     = cbor.DecOptions{MaxArrayElements: 1 << 24}.DecMode()
 )
 
+// maxBlockBytes bounds the decoded size of one block a reader accepts:
+// above the block the writer makes with every one of its BlockRequests
+// requests carrying a new body of MaxBody (16 MiB) and long new strings,
+// far below what a few kilobytes of zstd can expand to. A decoder would
+// otherwise buffer a string of any declared length. The CBOR decoder
+// doubles its buffer as it reads: the bound costs at most about three
+// times itself in memory.
+var maxBlockBytes = int64(24 << 20)
+
+// maxDecoderMemory bounds the zstd decoder's window and frame memory; the
+// writer's frames use far less.
+const maxDecoderMemory = 64 << 20
+
+// blockLimit hands a CBOR decoder at most maxBlockBytes between two
+// blocks (reset); past that, reading fails with ErrCorrupt.
+type blockLimit struct {
+	r    io.Reader
+	read int64
+}
+
+func (b *blockLimit) Read(p []byte) (int, error) {
+	if b.read >= maxBlockBytes {
+		return 0, fmt.Errorf("%w: a block is larger than the %d MiB the writer makes", ErrCorrupt, maxBlockBytes>>20)
+	}
+	p = p[:min(int64(len(p)), maxBlockBytes-b.read)]
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
 // table interns strings (or bodies, or header sets, by a key) for a
 // RequestWriter, within maxTableEntries and maxTableBytes.
 type table struct {
@@ -489,17 +519,22 @@ func ReadRequests(r io.Reader, baseURL string, fn func(*Request) error) (cut boo
 // are appended to a slice get hands out and handed to put. It stops when
 // get or put says so.
 func decodeBlocks(r io.Reader, baseURL string, get func() ([]Request, bool), put func([]Request) bool) (cut bool, err error) {
-	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(maxDecoderMemory), zstd.WithDecoderMaxWindow(maxDecoderMemory))
 	if err != nil {
 		return false, err
 	}
 	defer zr.Close()
-	dec := cborDec.NewDecoder(zr)
+	limit := &blockLimit{r: zr}
+	dec := cborDec.NewDecoder(limit)
 	rd := &requestReader{baseURL: baseURL, urls: map[int64]string{}, tags: map[int64][]string{}}
 	var blk block
 	var q Request
 	for n := 0; ; n++ {
 		blk.reset()
+		// The decoder reads ahead: what it holds of the next block
+		// counts against that block's bound too, so the bound is reset
+		// to what it has buffered.
+		limit.read = int64(dec.Buffered().(*bytes.Reader).Len())
 		err := dec.Decode(&blk)
 		switch {
 		case errors.Is(err, io.EOF):

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // sample makes n requests of a typical run: a few targets, a few bodies,
@@ -188,5 +191,42 @@ func TestRequestStreamCut(t *testing.T) {
 	}
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("a corrupt middle frame: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestADecompressionBombIsRefusedInBoundedMemory reads a requests file of
+// a few kilobytes whose one CBOR string declares 1 GiB (and whose zstd
+// stream expands to 200 MiB of zeros): the reader refuses it as corrupt
+// its memory grown by under 100 MB, within 2 s.
+func TestADecompressionBombIsRefusedInBoundedMemory(t *testing.T) {
+	var file bytes.Buffer
+	zw, _ := zstd.NewWriter(&file, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	zw.Write([]byte{0x81, 0x7a, 0x40, 0, 0, 0}) // [ text string of 1 GiB
+	zeros := make([]byte, 1<<20)
+	for range 200 {
+		zw.Write(zeros)
+	}
+	zw.Close()
+	if file.Len() > 100<<10 {
+		t.Fatalf("the bomb is %d bytes", file.Len())
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := ReadRequests(bytes.NewReader(file.Bytes()), "", func(*Request) error { return nil })
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("err = %v, want ErrCorrupt", err)
+	}
+	// Sys is the memory the Go runtime got from the system: what the
+	// process's size grew by.
+	if grew := int64(after.Sys) - int64(before.Sys); grew > 100<<20 {
+		t.Errorf("reading the bomb took %d MB of memory", grew>>20)
+	}
+	t.Logf("memory grown %d MB, allocated %d MB, in %v", (int64(after.Sys)-int64(before.Sys))>>20, (after.TotalAlloc-before.TotalAlloc)>>20, took)
+	if took > 2*time.Second {
+		t.Errorf("reading the bomb took %v", took)
 	}
 }
