@@ -162,12 +162,20 @@ func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Sce
 			continue
 		}
 		sc, err := plan.LoadFile(path, opts)
+		if err != nil && override == "" {
+			// The record of a run directory is data from elsewhere (a CI
+			// artifact, a shard): the file it names may be anything, and
+			// its lines are never printed.
+			return nil, "", exitcode.New(exitcode.Invalid, "%s: the scenario file its record names, %s, does not load as a scenario (check it with chaoskit validate); name one with --scenario", run, path)
+		}
 		return sc, path, err
 	}
 	if override == "" {
 		copyPath := filepath.Join(run, plan.CopyFile)
 		candidates = append(candidates, copyPath)
-		if _, err := os.Stat(copyPath); err == nil {
+		// Only a regular file in the run directory is its copy: a link
+		// there points elsewhere.
+		if st, err := os.Lstat(copyPath); err == nil && st.Mode().IsRegular() {
 			sc, err := plan.LoadCopy(run, opts)
 			return sc, copyPath, err
 		}

@@ -323,3 +323,41 @@ func TestRunDirFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestReportNeverPrintsAFileTheRecordNames gives a run's record a
+// "scenario file" that is a secret, and plants a link to it as the run's
+// copy: report refuses, and prints no line of it.
+func TestReportNeverPrintsAFileTheRecordNames(t *testing.T) {
+	root := t.TempDir()
+	secret := filepath.Join(root, "shadow")
+	if err := os.WriteFile(secret, []byte("root:$6$secret-hash-line:19000:0:99999:7:::\nsecond-secret-line: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		meta timeline.Meta
+		link bool
+	}{
+		{"named by the record", timeline.Meta{File: secret}, false},
+		{"linked as the copy", timeline.Meta{}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := filepath.Join(t.TempDir(), "run")
+			saveRunWith(t, run, tt.meta, true)
+			if tt.link {
+				if err := os.Symlink(secret, filepath.Join(run, "scenario.yaml")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out bytes.Buffer
+			err := rejudge(&out, run, "json", "", "")
+			if err == nil {
+				t.Fatal("report judged with a file that is no scenario")
+			}
+			all := out.String() + err.Error()
+			if strings.Contains(all, "secret") {
+				t.Errorf("report printed the file's content:\n%s", all)
+			}
+		})
+	}
+}
