@@ -105,7 +105,7 @@ func TestWriteIntegrityAgainstTheDemo(t *testing.T) {
 				t.Fatal(err)
 			}
 			check := full.Scenarios[0].Contracts[0].Checks[0]
-			if len(check.Violations) == 0 || !strings.HasPrefix(c.Measured, fmt.Sprintf("%d lost of %d", len(check.Violations), check.Samples)) {
+			if len(check.Violations) == 0 || !strings.HasPrefix(c.Measured, fmt.Sprintf("%d lost, ", len(check.Violations))) || !strings.HasSuffix(c.Measured, fmt.Sprintf(" of %d acknowledged", check.Samples)) {
 				t.Fatalf("measured %q with %d lost writes listed", c.Measured, len(check.Violations))
 			}
 			for _, v := range check.Violations {
