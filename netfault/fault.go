@@ -173,7 +173,7 @@ func (f Fault) Validate() error {
 	default:
 		return fieldError("direction", "upstream or downstream", "unknown direction %q", f.Direction)
 	}
-	if f.Probability < 0 || f.Probability > 1 {
+	if !(f.Probability >= 0 && f.Probability <= 1) { // NaN too
 		return fieldError("probability", "a share of connections between 0 and 1, such as 0.5", "probability %v is out of range", f.Probability)
 	}
 	if f.Kind == Down {

@@ -1124,7 +1124,7 @@ func (v *validator) checkPointFault(fat string, f *Fault, cat *inject.Catalog) b
 		v.errorf(fat+".action", suggest.Hint(f.Action, actionNames()), "unknown fault action %q", f.Action)
 		return true // its window is still checked
 	}
-	if f.Probability < 0 || f.Probability > 1 {
+	if !(f.Probability >= 0 && f.Probability <= 1) { // NaN too
 		v.errorf(fat+".probability", "write a share such as 0.3", "probability %v is outside 0..1", f.Probability)
 		return true
 	}

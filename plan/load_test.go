@@ -103,6 +103,7 @@ func TestErrors(t *testing.T) {
 		{"not loopback", "  demo:\n    args: []", "  url: http://10.1.2.3:8080", `s.yaml:3:8: "10.1.2.3" is not a loopback address`},
 		{"bad path template", "/products/{1..3}", "/products/{3..1}", `s.yaml:8:13: template {3..1} in "/products/{3..1}": a range must go from low to high`},
 		{"bad probability", "action: error", "action: error\n        probability: 2", `s.yaml:17:22: probability 2 is outside 0..1`},
+		{"probability not a number", "action: error", "action: error\n        probability: .nan", `s.yaml:17:22: probability NaN is outside 0..1`},
 		{"bad fault value", "action: error", "action: latency\n        value: soon", `s.yaml:17:16: latency value "soon" is not a positive duration`},
 		{"fault value", "action: error", "action: latency", `s.yaml:16:17: action latency needs a value`},
 		{"bad grpc code", "action: error", "action: grpc\n        value: UNAVAILIBLE", `s.yaml:17:16: grpc value "UNAVAILIBLE" is not a gRPC status code; the codes are CANCELLED, UNKNOWN`},
@@ -300,9 +301,9 @@ func TestRatesWithinReach(t *testing.T) {
 		{"a phase's own rate", "    duration: 1s\n", "    duration: 1s\n    load: {rate: 2000000/s}\n", 0, `s.yaml:12:18: rate 2000000/s is 2000000 requests a second`},
 		{"a pacer's peak", "  rate: 10/s", "  pacer: {linear: {from: 1/s, to: 5000000/s}}", 0, `s.yaml:6:10: the pacer's peak rate is 5000000 requests a second`},
 		{"a sine's peak", "  rate: 10/s", "  pacer: {sine: {mean: 900000/s, amplitude: 200000/s, period: 1s}}", 0, `the pacer's peak rate is 1100000 requests a second`},
-		{"NaN", "name: s", "name: s", math.NaN(), `--rate-scale: factor NaN is not a number above 0 (give a factor such as 0.5 or 2)`},
-		{"Inf", "name: s", "name: s", math.Inf(1), `--rate-scale: factor +Inf is not a number above 0`},
-		{"negative", "name: s", "name: s", -1, `--rate-scale: factor -1 is not a number above 0`},
+		{"NaN", "name: s", "name: s", math.NaN(), `--rate-scale: factor NaN is not a number from 0.0001 to 1e+06 (give a factor such as 0.5 or 2)`},
+		{"Inf", "name: s", "name: s", math.Inf(1), `--rate-scale: factor +Inf is not a number from 0.0001 to 1e+06`},
+		{"negative", "name: s", "name: s", -1, `--rate-scale: factor -1 is not a number from 0.0001 to 1e+06`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +319,11 @@ func TestRatesWithinReach(t *testing.T) {
 				t.Fatalf("err = %v\nwant %s", err, tt.want)
 			}
 		})
+	}
+	for _, f := range []float64{1e-300, 1e300} {
+		if _, err := LoadAll([]string{"../scenarios/db-timeout-serves-cache.yaml"}, Options{RateScale: f}); err == nil || !strings.HasPrefix(err.Error(), "--rate-scale: ") {
+			t.Errorf("LoadAll with --rate-scale %v: %v", f, err)
+		}
 	}
 	// LoadAll checks the factor once, before any file.
 	if _, err := LoadAll([]string{"../scenarios/db-timeout-serves-cache.yaml"}, Options{RateScale: math.NaN()}); err == nil || !strings.HasPrefix(err.Error(), "--rate-scale: ") {

@@ -298,7 +298,7 @@ func (r *run) depReady(ctx context.Context, d *dependency, p *process) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-p.done:
-			return infra(fmt.Sprintf("dependency %s exited before it was ready (%v); its last output: %s", d.name, p.err, lastLinesOf(p.output.String(), 5)),
+			return infra(fmt.Sprintf("dependency %s exited before it was ready (%s); its last output: %s", d.name, p.endedWith(), lastLinesOf(p.output.String(), 5)),
 				"see deps/"+d.name+".stderr in the run directory", nil)
 		case <-deadline.C:
 			return infra(fmt.Sprintf("dependency %s was not ready within %v: %v; its last output: %s", d.name, timeout, last, lastLinesOf(p.output.String(), 5)),

@@ -137,7 +137,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 			defer wg.Done()
 			if err := watchExit(d.managed, done); err != nil {
 				p, _, _ := d.managed.current()
-				ph.fail(infra(fmt.Sprintf("dependency %s exited during phase %s (%v); its last output: %s", d.name, ph.p.Name, p.err, lastLinesOf(p.output.String(), 5)),
+				ph.fail(infra(fmt.Sprintf("dependency %s exited during phase %s (%s); its last output: %s", d.name, ph.p.Name, p.endedWith(), lastLinesOf(p.output.String(), 5)),
 					"see deps/"+d.name+".stderr in the run directory; to take it away on purpose, use a process fault", nil))
 				atk.Stop()
 			}

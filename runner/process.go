@@ -258,6 +258,15 @@ func (p *process) exited() bool {
 }
 
 // exitDescription says how the target ended, with the tail of its stderr.
+// endedWith says how the process ended: its error, or exit status 0
+// (never "<nil>").
+func (p *process) endedWith() string {
+	if p.err != nil {
+		return p.err.Error()
+	}
+	return "exit status 0"
+}
+
 func (p *process) exitDescription() string {
 	msg := "exit status 0"
 	if p.err != nil {
