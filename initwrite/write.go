@@ -90,7 +90,12 @@ func build(ctx context.Context, dir, pkg, out string) error {
 // from, then the baseline itself, whose figures the contracts are
 // proposed from.
 func (d *Draft) baseline(ctx context.Context, cfg Config) error {
-	dir := filepath.Dir(cfg.Out)
+	// The runs' scenario files are named absolutely: the target's argv
+	// is relative to the scenario's directory.
+	dir, err := filepath.Abs(filepath.Dir(cfg.Out))
+	if err != nil {
+		return err
+	}
 	run := func(suffix string, yaml []byte) (string, error) {
 		path := filepath.Join(dir, "."+d.Name+"-"+suffix+".yaml")
 		if err := os.WriteFile(path, yaml, 0o644); err != nil {

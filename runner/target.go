@@ -271,6 +271,12 @@ func resolveProgram(name, dir string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
+		// Absolute: the process starts in dir, where a path relative to
+		// the working directory (a scenario named ./chaoskit/svc.yaml)
+		// would point elsewhere.
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
 		st, err := os.Stat(p)
 		switch {
 		case err != nil:
