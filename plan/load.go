@@ -175,6 +175,9 @@ func (l *loader) parse() (*Scenario, ErrorList) {
 		}
 	}
 	file := decodeInto(&sc, name, text, cols, failed, &derrs, &undecoded)
+	if shape := sameShape(name, raw, file, cols); len(shape) > 0 {
+		return nil, append(errs, shape...)
+	}
 	errs = append(errs, echoesOf(errs, derrs)...)
 	switch {
 	case file == nil:

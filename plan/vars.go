@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/chaoskit/chaoskit/internal/suggest"
 )
@@ -203,4 +204,66 @@ func declaredVars(file string, f *ast.File, orig []byte) (map[string]string, Err
 		}
 	}
 	return out, errs
+}
+
+// shapeOf lists the paths of every mapping key and sequence item of a
+// parsed file, with where each is written.
+func shapeOf(f *ast.File) map[string]*token.Token {
+	out := map[string]*token.Token{}
+	if f == nil || len(f.Docs) == 0 || f.Docs[0] == nil || f.Docs[0].Body == nil {
+		return out
+	}
+	var walk func(n ast.Node, path string, depth int)
+	walk = func(n ast.Node, path string, depth int) {
+		if n == nil || depth > MaxDepth {
+			return
+		}
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			walk(v.Value, path, depth+1)
+		case *ast.TagNode:
+			walk(v.Value, path, depth+1)
+		case *ast.MappingNode:
+			for _, mv := range v.Values {
+				p := path + "." + mv.Key.String()
+				out[p] = mv.Key.GetToken()
+				walk(mv.Value, p, depth+1)
+			}
+		case *ast.MappingValueNode:
+			p := path + "." + v.Key.String()
+			out[p] = v.Key.GetToken()
+			walk(v.Value, p, depth+1)
+		case *ast.SequenceNode:
+			for i, e := range v.Values {
+				p := fmt.Sprintf("%s[%d]", path, i)
+				out[p] = e.GetToken()
+				walk(e, p, depth+1)
+			}
+		}
+	}
+	walk(f.Docs[0].Body, "$", 0)
+	return out
+}
+
+// sameShape refuses a file whose variables, filled in, made a key or a
+// list item the file does not write itself: a value is a value, whatever
+// it holds (quotes, newlines, YAML of its own), and never adds a field.
+func sameShape(file string, written, filled *ast.File, cols colMap) ErrorList {
+	before, after := shapeOf(written), shapeOf(filled)
+	var errs ErrorList
+	for p, tk := range after {
+		if _, ok := before[p]; ok {
+			continue
+		}
+		e := &Error{File: file, Msg: fmt.Sprintf("a variable's value adds %s to the scenario", p),
+			Hint: "a variable holds one value: quote it where it is used, and give --var values without YAML structure (newlines, quotes, : or braces)"}
+		if tk != nil && tk.Position != nil {
+			e.Line, e.Col = tk.Position.Line, cols.orig(tk.Position.Line, tk.Position.Column)
+		}
+		errs = append(errs, e)
+		if len(errs) >= 3 {
+			break
+		}
+	}
+	return errs
 }
