@@ -267,6 +267,9 @@ func (f *runFlags) shardOptions() (harness.Options, error) {
 		if err != nil {
 			return o, usageError("--start-at %q: write a time as 2026-12-01T21:00:00Z", f.startAt)
 		}
+		if err := checkStartAt(t, time.Now()); err != nil {
+			return o, err
+		}
 		o.StartAt = t
 	}
 	o.NoFaults, o.FaultsOnly = f.noFaults, f.faultsOnly
@@ -284,4 +287,21 @@ func stateDir() string {
 		return ""
 	}
 	return filepath.Join(base, "chaoskit", "runs")
+}
+
+// maxStartAhead bounds how far ahead --start-at may be: shards are started
+// together, minutes apart at most.
+const maxStartAhead = 24 * time.Hour
+
+// checkStartAt refuses a --start-at that has passed (the shards would not
+// run together, and the run would start at once without a word) or lies
+// more than maxStartAhead ahead (a typo in the year waits for ever).
+func checkStartAt(t, now time.Time) error {
+	switch {
+	case t.Before(now):
+		return usageError("--start-at %s passed %v ago: the shards would not start together; give a time ahead", t.Format(time.RFC3339), now.Sub(t).Round(time.Second))
+	case t.After(now.Add(maxStartAhead)):
+		return usageError("--start-at %s is %v ahead, more than %v: check the date", t.Format(time.RFC3339), t.Sub(now).Round(time.Minute), maxStartAhead)
+	}
+	return nil
 }
