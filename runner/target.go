@@ -242,7 +242,8 @@ func (r *run) switchesFailpoints() bool {
 // waits until it is ready. Its failpoints start off.
 func (r *run) restartTarget(ctx context.Context) (*process, error) {
 	t := r.tgt
-	proc, err := startProcessWith(t.argv, t.env, t.dir, filepath.Join(r.dir, TargetStdout), filepath.Join(r.dir, TargetStderr), startOptions{Append: true})
+	env := append(slices.Clone(t.env), r.passwordEnv()...)
+	proc, err := startProcessWith(t.argv, env, t.dir, filepath.Join(r.dir, TargetStdout), filepath.Join(r.dir, TargetStderr), startOptions{Append: true})
 	if err != nil {
 		return nil, err
 	}

@@ -189,9 +189,31 @@ func set[V any](m map[string]V, k string, v V) map[string]V {
 	return m
 }
 
+// looksLikePolicies says whether data is empty or a YAML mapping whose
+// every top-level key is one a policy file has.
+func looksLikePolicies(data []byte) bool {
+	var top map[string]any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return false
+	}
+	for k := range top {
+		switch k {
+		case "breakers", "retries", "limiters":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Parse reads a policy file's content; file names it in errors. Every
 // problem is reported, each as an *Error, joined.
 func Parse(file string, data []byte) (*Policies, error) {
+	if !looksLikePolicies(data) {
+		// Said without quoting the file: a path given by mistake (or on
+		// purpose) may name a secret.
+		return nil, &Error{File: file, Msg: "not a policy file: its top level is no mapping of breakers, retries and limiters (nothing of it is shown)"}
+	}
 	var p Policies
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.DisallowUnknownField()); err != nil {
 		e := &Error{File: file, Msg: err.Error()}

@@ -54,11 +54,23 @@ func (after shmState) added(before shmState) []string {
 		}
 	}
 	for f := range after.dev {
-		if !before.dev[f] {
+		if !before.dev[f] && !mappedByAny(f) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// mappedByAny says whether a process maps file: a server of another test
+// running now, not one that left it behind.
+func mappedByAny(file string) bool {
+	maps, _ := filepath.Glob("/proc/[0-9]*/maps")
+	for _, m := range maps {
+		if data, err := os.ReadFile(m); err == nil && bytes.Contains(data, []byte(file)) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestManagedPostgresIsClosedToOtherUsersAndLeavesNoSharedMemory runs a
