@@ -182,6 +182,9 @@ func (d *Draft) dependencies() {
 		switch {
 		case dep.Kind == initscan.Postgres && dep.Form == "dsn":
 			m.Value = "postgres://postgres@127.0.0.1:{port:" + m.Proxy + "}/postgres?sslmode=disable"
+			// The managed server asks for the run's password; libpq and
+			// pgx read it from PGPASSWORD, kept out of the command line.
+			d.Env = append(d.Env, [2]string{"PGPASSWORD", "{password:" + m.Name + "}"})
 		case dep.Kind == initscan.Redis && dep.Form == "url":
 			m.Value = "redis://127.0.0.1:{port:" + m.Proxy + "}/0"
 		default:

@@ -63,7 +63,7 @@ func TestDraft(t *testing.T) {
 	if want := []string{"./bin/shop", "--dsn", "postgres://postgres@127.0.0.1:{port:postgres-proxy}/postgres?sslmode=disable"}; !slices.Equal(d.Argv, want) {
 		t.Errorf("argv %q, want %q", d.Argv, want)
 	}
-	if want := [][2]string{{"PORT", "{port}"}, {"REDIS", "127.0.0.1:{port:redis-proxy}"}}; !slices.Equal(d.Env, want) {
+	if want := [][2]string{{"PORT", "{port}"}, {"PGPASSWORD", "{password:postgres}"}, {"REDIS", "127.0.0.1:{port:redis-proxy}"}}; !slices.Equal(d.Env, want) {
 		t.Errorf("env %q, want %q", d.Env, want)
 	}
 	var tags []string

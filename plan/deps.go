@@ -31,7 +31,8 @@ type Dependency struct {
 	// Command is the program to run.
 	Command *Command `yaml:"command"`
 	// Postgres runs a PostgreSQL server on {port:NAME}, with a database
-	// and a user both named postgres, no password, TCP on 127.0.0.1 only.
+	// and a user both named postgres, password {password:NAME} (SCRAM), TCP
+	// on 127.0.0.1 only.
 	Postgres *PostgresDependency `yaml:"postgres"`
 	// RunAs is the user the dependency runs as when chaoskit runs as root
 	// (a server that refuses root, as postgres does); its data directory
