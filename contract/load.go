@@ -39,15 +39,31 @@ func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 			return e, true, true
 		}
 		// A generator that stalled and then caught up sent its total, but
-		// not at the rate planned: the lag at its worst moment tells.
+		// not at the rate planned: the lag at its worst moment tells,
+		// measured against the plan by that moment (a stall of 7 s, 10 s
+		// into a 40 s phase, is 41 % of what was due then).
 		by, ok1 := timeline.Number(e.Data[timeline.PlannedBy])
 		sentBy, ok2 := timeline.Number(e.Data[timeline.SentBy])
-		_, ok3 := timeline.Number(e.Data[timeline.BehindAt])
-		if ok1 && ok2 && ok3 && by-sentBy > slack {
+		at, ok3 := timeline.Number(e.Data[timeline.BehindAt])
+		judged := at >= float64(min(timeline.StallFrom, w.phaseLength(e.Phase))) && by >= timeline.StallMinPlanned
+		if ok1 && ok2 && ok3 && judged && by-sentBy > by-MinDeliveredShare*by {
 			return e, false, true
 		}
 	}
 	return timeline.Event{}, false, false
+}
+
+// phaseLength is how long phase was planned to last (as long as it ran,
+// for a record without the plan).
+func (w *window) phaseLength(phase string) time.Duration {
+	p, ok := w.tl.Phase(phase)
+	if !ok {
+		return 0
+	}
+	if p.Planned > 0 {
+		return p.Planned
+	}
+	return p.End.Sub(p.Start)
 }
 
 // shortPhase names the phase shortfall would speak of.

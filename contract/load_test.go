@@ -36,6 +36,12 @@ func TestShortfallMakesInconclusive(t *testing.T) {
 		{"caught up in a burst", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(200),
 			timeline.BehindAt: int64(1500 * time.Millisecond), timeline.PlannedBy: uint64(150), timeline.SentBy: uint64(60)}, false, Inconclusive,
 			[]string{"fell behind its plan: 1.5s into phase \"fault\" it had sent 60 of the 150 requests planned by then (40%)", "burst"}},
+		// chaoskit stopped for 7 s, 10 s into a 40 s phase at 1,000/s:
+		// 41 % short of the plan by then, though only 17 % of the phase's.
+		{"a stall against the plan by then", map[string]any{timeline.PlannedRequests: uint64(40000), timeline.SentRequests: int64(40000),
+			timeline.BehindAt: int64(16880 * time.Millisecond), timeline.PlannedBy: uint64(16880), timeline.SentBy: uint64(9887)}, false, Inconclusive,
+			[]string{"16.88s into phase \"fault\" it had sent 9,887 of the 16,880 requests planned by then (59%)"}},
+		// Before a second of the phase, a few requests late are no share.
 		{"a small lag", map[string]any{timeline.PlannedRequests: uint64(200), timeline.SentRequests: int64(200),
 			timeline.BehindAt: int64(10 * time.Millisecond), timeline.PlannedBy: uint64(40), timeline.SentBy: uint64(1)}, false, Pass, nil},
 	} {

@@ -9,6 +9,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // StepPacer holds each step's rate for the step's duration; the last step
@@ -192,17 +193,36 @@ func (dl *delivery) add(t time.Time) {
 }
 
 // behind returns the moment, at the end of one of the slices, when the
-// requests sent lagged furthest behind those p planned by then: its
-// offset, and the planned and sent counts then. The last slice ends the
-// phase, so a generator that fell behind and stayed behind shows there.
+// requests sent were the smallest share of those p planned by then: its
+// offset, and the planned and sent counts then. A stall is measured
+// against the plan by that moment, not against the whole phase: 7 s of a
+// paused load generator are a 41 % shortfall 10 s into a 40 s phase, not
+// an 18 % one. The moments judged start at timeline.StallFrom (or the end of a
+// shorter phase) and at timeline.StallMinPlanned planned requests (see
+// timeline.StallFrom); the last slice
+// ends the phase, so a generator that fell behind and stayed behind shows
+// there.
 func (dl *delivery) behind(p vegeta.Pacer) (at time.Duration, planned, sent uint64) {
-	var worst, total uint64
+	var total uint64
+	worst := math.Inf(1)
+	from := min(timeline.StallFrom, dl.d)
 	for i := range deliverySlots {
 		total += dl.sent[i]
 		end := time.Duration(int64(dl.d) * int64(i+1) / deliverySlots)
+		last := i == deliverySlots-1
+		if end < from && !last {
+			continue
+		}
 		due := plannedHits(p, end)
-		if due > total && due-total > worst || i == 0 {
-			worst, at, planned, sent = max(due, total)-total, end, due, total
+		if due < timeline.StallMinPlanned && !last {
+			continue
+		}
+		share := 1.0
+		if due > 0 {
+			share = float64(min(total, due)) / float64(due)
+		}
+		if share < worst {
+			worst, at, planned, sent = share, end, due, total
 		}
 	}
 	return at, planned, sent

@@ -529,3 +529,27 @@ func TestDeliveryFindsWhereTheLoadFellBehind(t *testing.T) {
 		}
 	}
 }
+
+// A stall is measured against the plan by its moment: a second's pause
+// two seconds in (half of what was due) weighs more than a pause of 1.5 s
+// late in the phase (a fifth of what was due), though it left fewer
+// requests behind.
+func TestDeliveryMeasuresAStallByItsMoment(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const d = 10 * time.Second
+	p := vegeta.Rate{Freq: 100, Per: time.Second}
+	dl := newDelivery(start, d)
+	for _, due := range simulate(p, d) {
+		switch {
+		case due >= time.Second && due < 2*time.Second:
+			due = 2 * time.Second
+		case due >= 6*time.Second && due < 7500*time.Millisecond:
+			due = 7500 * time.Millisecond
+		}
+		dl.add(start.Add(due))
+	}
+	at, planned, sent := dl.behind(p)
+	if at < 1990*time.Millisecond || at > 2*time.Second || planned < 199 || planned > 201 || sent > 101 {
+		t.Errorf("behind at %v: sent %d of %d; want at 2s: 100 of 200", at, sent, planned)
+	}
+}

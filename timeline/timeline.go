@@ -188,6 +188,17 @@ const (
 	SentBy          = "sent_by"
 )
 
+// StallFrom and StallMinPlanned bound the moments at which a phase's
+// delivery is measured against its plan by then: from StallFrom into the
+// phase (or its end, when shorter) and from StallMinPlanned requests
+// planned, where one request sent a few milliseconds late is not yet a
+// share of the plan. The runner picks its moment among those, and the
+// judge ignores a moment outside them (recorded by an older chaoskit).
+const (
+	StallFrom       = time.Second
+	StallMinPlanned = 10
+)
+
 // Phase is the span of one phase, derived from its start and end events.
 type Phase struct {
 	Name    string        `json:"name"`

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // These tests rebuild, on the fixture service, the runs in which a verdict
@@ -71,4 +73,31 @@ func TestTaggedRequestsWithoutResponse(t *testing.T) {
 			t.Logf("%d: by tag %s, by route %s\n%s", every, byTag.Measured, byRoute.Measured, res.stdout)
 		})
 	}
+}
+
+// chaoskit stopped (SIGSTOP) for 1.5 s, 2 s into a 10 s phase at 100/s:
+// 43 % short of the plan by then, 15 % of the phase's plan. The verdict
+// is inconclusive: the stall is measured against the plan by its moment.
+func TestStallIsMeasuredByItsMoment(t *testing.T) {
+	bin := chaoskitBin(t)
+	fixtureBin(t)
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cmd, buf := startChaoskit(t, bin, writeFile(t, dir, "s.yaml", scenarioFor(t, "fixture", "100/s", 10*time.Second)), out, "honest", phaseStarted("only"))
+	time.Sleep(2 * time.Second)
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, buf); code != 1 {
+		t.Fatalf("exit %d, want 1 (inconclusive)\n%s", code, buf)
+	}
+	if c := readReport(t, out).Scenarios[0].Contracts[0]; c.Verdict != "inconclusive" || !strings.Contains(buf.String(), `into phase "only" it had sent`) {
+		t.Errorf("contract %+v\n%s", c, buf)
+	}
+	t.Logf("%s", buf)
 }
