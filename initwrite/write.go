@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/initscan"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // Config says where init writes and whether it runs the baseline.
@@ -60,7 +61,7 @@ func Write(ctx context.Context, svc *initscan.Service, cfg Config) (*Draft, erro
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(cfg.Out, d.YAML(), 0o644); err != nil {
+	if err := writeFile(cfg.Out, d.YAML()); err != nil {
 		return nil, err
 	}
 	if err := validate(cfg.Out); err != nil {
@@ -98,7 +99,7 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 	}
 	run := func(suffix string, yaml []byte) (string, error) {
 		path := filepath.Join(dir, "."+d.Name+"-"+suffix+".yaml")
-		if err := os.WriteFile(path, yaml, 0o644); err != nil {
+		if err := writeFile(path, yaml); err != nil {
 			return "", err
 		}
 		defer os.Remove(path)
@@ -216,4 +217,13 @@ func (d *Draft) checkOnBaseline(dir, runDir string) error {
 	}
 	d.Proposals = kept
 	return nil
+}
+
+// writeFile replaces path through a temporary file renamed within its
+// directory, so a symlink planted at path is replaced, never written through.
+func writeFile(path string, data []byte) error {
+	return outdir.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

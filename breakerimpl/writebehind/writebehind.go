@@ -56,6 +56,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
@@ -179,7 +180,7 @@ func Open(s Settings) (*Queue, error) {
 	q := &Queue{cfg: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), keys: map[string]uint64{}, nextSeq: 1}
 	q.idle = sync.NewCond(&q.mu)
 	q.counters.Name, q.counters.MaxPending = s.Name, s.MaxPending
-	f, err := os.OpenFile(s.Path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(s.Path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("writebehind: %w", err)
 	}
