@@ -13,10 +13,13 @@ import (
 
 // The timeline chart of a scenario is SVG written here rather than by a
 // plotting library, so that its parts are elements a reader can hover
-// (each point, fault window, breaker span and contract window carries a
-// <title>) and a test can find by class: "fault" rects, "series" paths,
-// "point" circles, "contract-window" rects classed by verdict, "x-tick"
-// labels. Panels share one time axis; in each, the fault windows and phase
+// (each fault window, breaker span and contract window carries a <title>)
+// and a test can find by class: "fault" rects, "series" paths,
+// "contract-window" rects classed by verdict, "x-tick" labels. The figures
+// of each time bucket are not drawn as elements: the svg carries them once,
+// as numbers (see bucketData), and the page's script shows the bucket under
+// the crosshair; a point and a title per bucket and series made the page
+// of a ten-scenario run 1.3 MB. Panels share one time axis; in each, the fault windows and phase
 // boundaries are drawn first, under the data, so that the data keeps the
 // colours of its legend.
 
@@ -48,9 +51,6 @@ const (
 	faultOpacity = "0.22"
 	faultEdge    = "#d84315"
 	faultText    = "#bf360c"
-	phaseEdge    = "#757575"
-	gridColor    = "#eeeeee"
-	axisColor    = "#9e9e9e"
 	p50Color     = "#424242"
 	p99Color     = "#e65100"
 	sentColor    = "#616161"
@@ -105,12 +105,46 @@ func chartSVG(s ScenarioReport) (string, error) {
 	var out strings.Builder
 	// data-end, data-left and data-right give the page's script the x
 	// scale, for zooming and the crosshair.
-	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 %d %s" font-size="11" data-end="%s" data-left="%d" data-right="%d">`,
-		chartWidth, num(height), strconv.FormatFloat(c.end, 'f', -1, 64), plotLeft, plotRight)
+	// data-bucket, data-classes and data-buckets are the figures the
+	// crosshair shows (see bucketData).
+	fmt.Fprintf(&out, `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 %d %s" font-size="11" data-end="%s" data-left="%d" data-right="%d" data-bucket="%s" data-classes="%s" data-buckets="%s">`,
+		chartWidth, num(height), strconv.FormatFloat(c.end, 'f', -1, 64), plotLeft, plotRight,
+		strconv.FormatFloat(sec(c.ser.Bucket), 'f', -1, 64), esc(classNames()), c.bucketData())
 	fmt.Fprintf(&out, `<title>%s: timeline of the run</title>`, esc(s.Name))
 	out.WriteString(c.b.String())
 	out.WriteString(`</svg>`)
 	return out.String(), nil
+}
+
+// bucketData is the figures of every bucket as a JSON array of arrays of
+// integers, one per bucket: its start in milliseconds since the first
+// phase started, its requests, its p50 and p99 in microseconds, then its
+// requests of each class in the order of data-classes. Numbers only, so
+// that the attribute needs no escaping: about 30 bytes a bucket.
+func (c *chart) bucketData() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, bk := range c.ser.Buckets {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "[%d,%d,%d,%d", bk.At.Milliseconds(), bk.Requests, bk.P50.Microseconds(), bk.P99.Microseconds())
+		for _, cl := range contract.Classes {
+			fmt.Fprintf(&b, ",%d", bk.Classes[cl])
+		}
+		b.WriteByte(']')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// classNames is the classes in bucketData's order, separated by spaces.
+func classNames() string {
+	names := make([]string, len(contract.Classes))
+	for i, cl := range contract.Classes {
+		names[i] = string(cl)
+	}
+	return strings.Join(names, " ")
 }
 
 func sec(d time.Duration) float64 { return d.Seconds() }
@@ -148,15 +182,14 @@ func (c *chart) open(class, title string, height, extraTop float64, label bool) 
 	p := panel{top: c.y + titleRoom + extraTop, bottom: c.y + titleRoom + extraTop + height}
 	c.b.WriteString(`<g class="under">`)
 	for _, t := range c.xTicks() {
-		fmt.Fprintf(&c.b, `<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>`, num(c.x(t)), num(c.x(t)), num(p.top), num(p.bottom), gridColor)
+		fmt.Fprintf(&c.b, `<line class="grid" x1="%s" x2="%s" y1="%s" y2="%s"/>`, num(c.x(t)), num(c.x(t)), num(p.top), num(p.bottom))
 	}
 	for i, ph := range c.s.Phases {
 		if i == 0 {
 			continue
 		}
 		x := num(c.x(sec(ph.Start)))
-		fmt.Fprintf(&c.b, `<line class="phase-boundary" x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="0.8" stroke-dasharray="3 3"/>`,
-			x, x, num(p.top-extraTop), num(p.bottom), phaseEdge)
+		fmt.Fprintf(&c.b, `<line class="phase-boundary" x1="%s" x2="%s" y1="%s" y2="%s"/>`, x, x, num(p.top-extraTop), num(p.bottom))
 	}
 	type span struct{ x0, x1 float64 }
 	var labelled []span
@@ -187,16 +220,20 @@ func (c *chart) open(class, title string, height, extraTop float64, label bool) 
 // close draws the panel's x axis with its tick labels (every panel has
 // them, so none needs the one below to be read) and ends the panel.
 func (c *chart) close(p panel, axisTitle bool) {
-	fmt.Fprintf(&c.b, `<g class="x-axis"><line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft, plotRight, num(p.bottom), num(p.bottom), axisColor)
+	// The axis and its tick marks are one path; the page's style sheet
+	// gives axes and tick labels their colour and size.
+	fmt.Fprintf(&c.b, `<g class="x-axis"><path class="axis" d="M%d %sH%d`, plotLeft, num(p.bottom), plotRight)
 	for _, t := range c.xTicks() {
-		x := num(c.x(t))
-		fmt.Fprintf(&c.b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s"/>`, x, x, num(p.bottom), num(p.bottom+4), axisColor)
-		fmt.Fprintf(&c.b, `<text class="x-tick" x="%s" y="%s" text-anchor="middle" font-size="10" fill="#616161">%ss</text>`, x, num(p.bottom+15), strconv.FormatFloat(t, 'f', -1, 64))
+		fmt.Fprintf(&c.b, `M%s %sv4`, num(c.x(t)), num(p.bottom))
+	}
+	c.b.WriteString(`"/>`)
+	for _, t := range c.xTicks() {
+		fmt.Fprintf(&c.b, `<text class="x-tick" x="%s" y="%s">%ss</text>`, num(c.x(t)), num(p.bottom+15), strconv.FormatFloat(t, 'f', -1, 64))
 	}
 	c.b.WriteString(`</g>`)
 	c.y = p.bottom + tickRoom
 	if axisTitle {
-		fmt.Fprintf(&c.b, `<text class="x-title" x="%s" y="%s" text-anchor="middle" font-size="10" fill="#616161">seconds since the first phase started</text>`,
+		fmt.Fprintf(&c.b, `<text class="x-title" x="%s" y="%s">seconds since the first phase started</text>`,
 			num((plotLeft+plotRight)/2), num(c.y+4))
 		c.y += 12
 	}
@@ -231,14 +268,16 @@ func niceStep(d float64) float64 {
 // yAxis draws tick labels and grid lines at the given values.
 func (c *chart) yAxis(p panel, ticks []float64, y func(float64) float64, format func(float64) string, title string) {
 	c.b.WriteString(`<g class="y-axis">`)
-	fmt.Fprintf(&c.b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft, plotLeft, num(p.top), num(p.bottom), axisColor)
+	fmt.Fprintf(&c.b, `<path class="axis" d="M%d %sV%s`, plotLeft, num(p.top), num(p.bottom))
 	for _, v := range ticks {
-		yy := num(y(v))
-		fmt.Fprintf(&c.b, `<line x1="%d" x2="%d" y1="%s" y2="%s" stroke="%s"/>`, plotLeft-4, plotLeft, yy, yy, axisColor)
-		fmt.Fprintf(&c.b, `<text class="y-tick" x="%d" y="%s" text-anchor="end" dominant-baseline="middle" font-size="10" fill="#616161">%s</text>`, plotLeft-6, yy, format(v))
+		fmt.Fprintf(&c.b, `M%d %sh4`, plotLeft-4, num(y(v)))
+	}
+	c.b.WriteString(`"/>`)
+	for _, v := range ticks {
+		fmt.Fprintf(&c.b, `<text class="y-tick" x="%d" y="%s">%s</text>`, plotLeft-6, num(y(v)), format(v))
 	}
 	mid := num((p.top + p.bottom) / 2)
-	fmt.Fprintf(&c.b, `<text class="y-title" x="14" y="%s" text-anchor="middle" font-size="10" fill="#616161" transform="rotate(-90 14 %s)">%s</text>`, mid, mid, esc(title))
+	fmt.Fprintf(&c.b, `<text class="y-title" x="14" y="%s" transform="rotate(-90 14 %s)">%s</text>`, mid, mid, esc(title))
 	c.b.WriteString(`</g>`)
 }
 
@@ -301,9 +340,39 @@ func (c *chart) bucketSpan(b contract.Bucket) (float64, float64) {
 	return sec(b.At), math.Min(sec(b.At+c.ser.Bucket), c.end)
 }
 
-func (c *chart) bucketText(b contract.Bucket) string {
-	t0, t1 := c.bucketSpan(b)
-	return fmt.Sprintf("%ss to %ss", strconv.FormatFloat(t0, 'f', -1, 64), strconv.FormatFloat(t1, 'f', -1, 64))
+// polyline is the path data of a line through pts, as drawn: a point the
+// same as the one before it, or in the middle of a straight horizontal or
+// vertical run, is left out. A share that stays level for a phase is then
+// two points, not two per bucket.
+func polyline(pts [][2]float64) string {
+	round := func(v float64) float64 { return math.Round(v*10) / 10 }
+	between := func(a, b, c float64) bool { return (a <= b && b <= c) || (a >= b && b >= c) }
+	var kept [][2]float64
+	for _, p := range pts {
+		q := [2]float64{round(p[0]), round(p[1])}
+		n := len(kept)
+		if n > 0 && kept[n-1] == q {
+			continue
+		}
+		if n >= 2 {
+			a, b := kept[n-2], kept[n-1]
+			if (a[1] == b[1] && b[1] == q[1] && between(a[0], b[0], q[0])) || (a[0] == b[0] && b[0] == q[0] && between(a[1], b[1], q[1])) {
+				kept[n-1] = q
+				continue
+			}
+		}
+		kept = append(kept, q)
+	}
+	var d strings.Builder
+	for i, p := range kept {
+		if i > 0 {
+			d.WriteString(" L")
+		} else {
+			d.WriteString("M")
+		}
+		d.WriteString(num(p[0]) + " " + num(p[1]))
+	}
+	return d.String()
 }
 
 // latency draws p50 and p99 per bucket on a log scale, the same kind of
@@ -339,8 +408,6 @@ func (c *chart) latency() {
 	} {
 		c.series(lineStyle{q.name, q.color, q.width, false}, func(b contract.Bucket) (float64, bool) {
 			return y(ms(q.get(b))), b.Requests > 0
-		}, func(b contract.Bucket) string {
-			return fmt.Sprintf("%s: %s %s (p50 %s, p99 %s of %d requests)", c.bucketText(b), q.name, fmtMs(q.get(b)), fmtMs(b.P50), fmtMs(b.P99), b.Requests)
 		}, nil)
 	}
 	c.b.WriteString(`</g>`)
@@ -392,10 +459,9 @@ func roundSig(v float64) float64 {
 // series draws a line through the middle of each bucket, broken where at
 // says a bucket has no value and, when phaseOf is given, where the phase
 // changes: then each phase's line is a path of its own, named by its
-// data-phase. Each bucket's point names its figures on hover.
-func (c *chart) series(st lineStyle, at func(contract.Bucket) (float64, bool), title func(contract.Bucket) string, phaseOf func(contract.Bucket) int) {
+// data-phase.
+func (c *chart) series(st lineStyle, at func(contract.Bucket) (float64, bool), phaseOf func(contract.Bucket) int) {
 	class, color := st.class, st.color
-	var points strings.Builder
 	var d strings.Builder
 	segPhase := -1
 	flush := func() {
@@ -433,11 +499,8 @@ func (c *chart) series(st lineStyle, at func(contract.Bucket) (float64, bool), t
 			fmt.Fprintf(&d, " L%s %s", num(x), num(y))
 		}
 		last = i
-		fmt.Fprintf(&points, `<circle class="point %s" cx="%s" cy="%s" r="1.8" fill="%s" stroke="transparent" stroke-width="6"><title>%s</title></circle>`,
-			class, num(x), num(y), color, esc(title(b)))
 	}
 	flush()
-	c.b.WriteString(points.String())
 }
 
 // lineStyle is how a series is drawn and the class it is found by.
@@ -491,14 +554,8 @@ func (c *chart) throughput() {
 	c.b.WriteString(`<g class="data">`)
 	// Served first and sent dashed over it: where all are served, both
 	// show.
-	c.series(lineStyle{"served", servedColor, 1.8, false}, func(b contract.Bucket) (float64, bool) { return y(rate(b, served(b))), inPhase(b) },
-		func(b contract.Bucket) string {
-			return fmt.Sprintf("%s: %.0f requests/s served by the primary or a fallback (%d of %d)", c.bucketText(b), rate(b, served(b)), served(b), b.Requests)
-		}, c.phaseIndex)
-	c.series(lineStyle{"sent", sentColor, 1.2, true}, func(b contract.Bucket) (float64, bool) { return y(rate(b, b.Requests)), inPhase(b) },
-		func(b contract.Bucket) string {
-			return fmt.Sprintf("%s: %.0f requests/s sent (%d requests), %.0f/s served", c.bucketText(b), rate(b, b.Requests), b.Requests, rate(b, served(b)))
-		}, c.phaseIndex)
+	c.series(lineStyle{"served", servedColor, 1.8, false}, func(b contract.Bucket) (float64, bool) { return y(rate(b, served(b))), inPhase(b) }, c.phaseIndex)
+	c.series(lineStyle{"sent", sentColor, 1.2, true}, func(b contract.Bucket) (float64, bool) { return y(rate(b, b.Requests)), inPhase(b) }, c.phaseIndex)
 	c.b.WriteString(`</g>`)
 	c.legend(p, []legendKey{lineKey("sent", sentColor, 1.2, true), lineKey("served", servedColor, 1.8, false), faultKey()})
 	c.close(p, false)
@@ -525,38 +582,21 @@ func (c *chart) shares() {
 			}
 		}
 		if any {
-			var d strings.Builder
+			// The top edge left to right, then the bottom edge back: a
+			// step per bucket.
+			var pts [][2]float64
 			for i, b := range c.ser.Buckets {
 				t0, t1 := c.bucketSpan(b)
-				cmd := "L"
-				if i == 0 {
-					cmd = "M"
-				}
-				fmt.Fprintf(&d, "%s%s %s L%s %s ", cmd, num(c.x(t0)), num(y(top[i])), num(c.x(t1)), num(y(top[i])))
+				pts = append(pts, [2]float64{c.x(t0), y(top[i])}, [2]float64{c.x(t1), y(top[i])})
 			}
 			for i := len(c.ser.Buckets) - 1; i >= 0; i-- {
 				t0, t1 := c.bucketSpan(c.ser.Buckets[i])
-				fmt.Fprintf(&d, "L%s %s L%s %s ", num(c.x(t1)), num(y(bottom[i])), num(c.x(t0)), num(y(bottom[i])))
+				pts = append(pts, [2]float64{c.x(t1), y(bottom[i])}, [2]float64{c.x(t0), y(bottom[i])})
 			}
-			fmt.Fprintf(&c.b, `<path class="series share %s" d="%sZ" fill="%s"/>`, cl, d.String(), classColors[cl])
+			fmt.Fprintf(&c.b, `<path class="series share %s" d="%sZ" fill="%s"/>`, cl, polyline(pts), classColors[cl])
 			keys = append(keys, boxKey(string(cl), classColors[cl], "1"))
 		}
 		bottom = top
-	}
-	// A hover target per bucket, over the stack, with its shares.
-	for _, b := range c.ser.Buckets {
-		if b.Requests == 0 {
-			continue
-		}
-		t0, t1 := c.bucketSpan(b)
-		var parts []string
-		for _, cl := range contract.Classes {
-			if n := b.Classes[cl]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%s %s", cl, pctText(n, b.Requests)))
-			}
-		}
-		fmt.Fprintf(&c.b, `<rect class="bucket" x="%s" y="%s" width="%s" height="%s" fill="transparent"><title>%s: %d requests, %s</title></rect>`,
-			num(c.x(t0)), num(p.top), num(math.Max(c.x(t1)-c.x(t0), 0.5)), num(p.bottom-p.top), esc(c.bucketText(b)), b.Requests, esc(strings.Join(parts, ", ")))
 	}
 	c.b.WriteString(`</g>`)
 	c.legend(p, append(keys, faultKey()))

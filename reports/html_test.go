@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -151,7 +152,8 @@ func chromiumReport(t *testing.T) *Report {
 // error, an exception or a request beyond the file itself, and reads the
 // rendered DOM: in every panel the fault windows lie under the data, each
 // contract's window is drawn with its verdict's class where its window is,
-// every panel has x tick labels, points and windows have hover titles, the
+// every panel has x tick labels, windows have hover titles, every bucket's
+// figures are in the page, the
 // table of contents and summary rows link to sections that exist, the
 // throughput has a line per phase, the latency axis says it is log scale,
 // findings show; and in the screenshot the shares inside a fault window
@@ -311,8 +313,8 @@ type renderedDOM struct {
 		Left  float64 `json:"left"`
 		Right float64 `json:"right"`
 	} `json:"phases"`
-	Points      int        `json:"points"`
-	PointTitles int        `json:"pointTitles"`
+	// Buckets is how many buckets the chart carries figures of.
+	Buckets     int        `json:"buckets"`
 	SpanTitles  int        `json:"spanTitles"`
 	Spans       int        `json:"spans"`
 	Anchors     []pageLink `json:"anchors"`
@@ -358,8 +360,7 @@ const domFacts = `(() => {
   out.windows = all(document, 'rect.contract-window').map(r => ({class: r.getAttribute('class'), title: title(r), left: box(r).left, right: box(r).right}));
   out.labels = all(document, 'text.contract-label').map(t => t.childNodes[0].textContent);
   out.phases = all(document, 'rect.phase').map(r => ({name: title(r).split(':')[0].replace('phase ', ''), left: box(r).left, right: box(r).right}));
-  out.points = all(document, 'circle.point').length;
-  out.pointTitles = all(document, 'circle.point').filter(c => title(c) !== '').length;
+  out.buckets = all(document, 'svg.timeline').map(s => JSON.parse(s.dataset.buckets || '[]').length).reduce((a, b) => a + b, 0);
   out.spans = all(document, 'rect.state').length;
   out.spanTitles = all(document, 'rect.state').filter(r => title(r).startsWith('breaker ')).length;
   out.anchors = all(document, 'a[href]').map(link);
@@ -459,8 +460,8 @@ func checkDOM(t *testing.T, r *Report, dom renderedDOM) {
 				c.Name, w.Left, w.Right, c.Phase, ph[0], ph[1], spec.Settle)
 		}
 	}
-	if dom.Points == 0 || dom.PointTitles != dom.Points {
-		t.Errorf("%d of %d points have a title", dom.PointTitles, dom.Points)
+	if dom.Buckets != len(s.Series.Buckets) {
+		t.Errorf("the chart carries the figures of %d buckets, want %d", dom.Buckets, len(s.Series.Buckets))
 	}
 	if dom.Spans == 0 || dom.SpanTitles != dom.Spans {
 		t.Errorf("%d of %d breaker spans have a title", dom.SpanTitles, dom.Spans)
@@ -675,7 +676,8 @@ func TestHTMLOpensOnTheAnswer(t *testing.T) {
 // TestHTMLChartZoomsAndCrosshair drags across a chart in headless Chromium
 // with the mouse: every panel zooms to the span dragged over (the x tick
 // labels name the new span), the pointer draws a crosshair through every
-// panel at the same x, and a double click zooms out again.
+// panel at the same x, the panels say the figures of the bucket under it,
+// and a double click zooms out again.
 func TestHTMLChartZoomsAndCrosshair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser; runs without -short")
@@ -706,6 +708,9 @@ func TestHTMLChartZoomsAndCrosshair(t *testing.T) {
 		Crosshairs []string
 		Panels     int
 		Time       string
+		// Readouts are the figures the panels show of the bucket under
+		// the pointer, by panel.
+		Readouts map[string]string
 		// Where the plot area is on screen, and a row inside the first
 		// panel.
 		Left, Right, Y, End float64
@@ -724,6 +729,8 @@ func TestHTMLChartZoomsAndCrosshair(t *testing.T) {
     crosshairs: Array.from(svg.querySelectorAll('line.crosshair')).filter(l => l.getAttribute('visibility') === 'visible').map(l => l.getAttribute('x1')),
     panels: svg.querySelectorAll('g.panel').length,
     time: (svg.querySelector('text.crosshair-time') || {}).textContent || '',
+    readouts: Object.fromEntries(Array.from(svg.querySelectorAll('text.readout')).filter(t => t.getAttribute('visibility') === 'visible')
+      .map(t => [t.getAttribute('class').replace('readout ', ''), t.textContent])),
     left: box.left + k * +svg.dataset.left, right: box.left + k * +svg.dataset.right,
     y: box.top + k * (+grid.getAttribute('y1') + 10), end: +svg.dataset.end});
 })()`))
@@ -767,10 +774,70 @@ func TestHTMLChartZoomsAndCrosshair(t *testing.T) {
 	if len(zoomed.Crosshairs) != zoomed.Panels || slices.Compact(slices.Clone(zoomed.Crosshairs))[0] != zoomed.Crosshairs[len(zoomed.Crosshairs)-1] || zoomed.Time == "" {
 		t.Errorf("crosshairs %q over %d panels, time %q", zoomed.Crosshairs, zoomed.Panels, zoomed.Time)
 	}
+	checkReadouts(t, chromiumReport(t).Scenarios[0], zoomed.Time, zoomed.Readouts)
 	if err := chromedp.Do(ctx, chromedp.MouseClickXY(x1, before.Y, chromedp.ClickCount(2))); err != nil {
 		t.Fatal(err)
 	}
 	if back := read(); back.Zoomed || back.Transforms != 0 || !slices.Equal(back.Ticks, before.Ticks) {
 		t.Errorf("after a double click: %+v, want the ticks %q", back, before.Ticks)
+	}
+}
+
+// crosshairLabel is the crosshair's label over a bucket: the time, then the
+// bucket's span and requests.
+var crosshairLabel = regexp.MustCompile(`^([\d.]+)s · ([\d.]+)s–([\d.]+)s: (\d+) requests$`)
+
+// checkReadouts checks what the crosshair says of the bucket under it
+// against the bucket's figures in s: the label names a bucket of the run
+// that holds the pointer's time, and the latency, throughput and share
+// panels show that bucket's p50 and p99, rates and class shares.
+func checkReadouts(t *testing.T, s ScenarioReport, label string, readouts map[string]string) {
+	t.Helper()
+	m := crosshairLabel.FindStringSubmatch(label)
+	if m == nil {
+		t.Fatalf("crosshair label %q names no bucket", label)
+	}
+	at, _ := strconv.ParseFloat(m[1], 64)
+	from, _ := strconv.ParseFloat(m[2], 64)
+	var b *contract.Bucket
+	for i := range s.Series.Buckets {
+		if math.Abs(s.Series.Buckets[i].At.Seconds()-from) < 1e-6 {
+			b = &s.Series.Buckets[i]
+		}
+	}
+	if b == nil {
+		t.Fatalf("crosshair label %q: no bucket starts at %gs", label, from)
+	}
+	if at < from-0.005 || at > (b.At+s.Series.Bucket).Seconds()+0.005 {
+		t.Errorf("crosshair label %q: the pointer's time is not in the bucket", label)
+	}
+	if m[4] != strconv.Itoa(b.Requests) {
+		t.Errorf("crosshair label %q, want %d requests", label, b.Requests)
+	}
+	// The page rounds as the tables do; allow the last digit.
+	near := func(text string, want float64) bool {
+		got, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(text, "ms"), "s"), "%"), 64)
+		if strings.HasSuffix(text, "s") && !strings.HasSuffix(text, "ms") {
+			got *= 1000
+		}
+		return err == nil && math.Abs(got-want) <= math.Max(0.011, 0.006*want)
+	}
+	var p50, p99 string
+	if _, err := fmt.Sscanf(readouts["latency"], "p50 %s p99 %s", &p50, &p99); err != nil ||
+		!near(strings.TrimSuffix(p50, ","), ms(b.P50)) || !near(p99, ms(b.P99)) {
+		t.Errorf("latency readout %q, want p50 %s, p99 %s", readouts["latency"], fmtMs(b.P50), fmtMs(b.P99))
+	}
+	span := math.Min(s.Series.Bucket.Seconds(), s.Series.End.Seconds()-b.At.Seconds())
+	served := b.Classes[contract.Primary] + b.Classes[contract.Fallback]
+	if want := fmt.Sprintf("sent %.0f/s, served %.0f/s", float64(b.Requests)/span, float64(served)/span); readouts["throughput"] != want {
+		t.Errorf("throughput readout %q, want %q", readouts["throughput"], want)
+	}
+	for _, cl := range contract.Classes {
+		n := b.Classes[cl]
+		_, share, found := strings.Cut(readouts["shares"], string(cl)+" ")
+		share, _, _ = strings.Cut(share, ",")
+		if found != (n > 0) || (n > 0 && !near(share, 100*float64(n)/float64(b.Requests))) {
+			t.Errorf("shares readout %q: %s has %d of %d requests", readouts["shares"], cl, n, b.Requests)
+		}
 	}
 }

@@ -74,9 +74,14 @@ func bundledNames(t *testing.T) []string {
 	return names
 }
 
+// maxHTMLPerScenario bounds the HTML report's size, per scenario, of a
+// passing run of the bundled scenarios.
+const maxHTMLPerScenario = 36 << 10
+
 // TestBundledSuitePasses runs every bundled scenario against the correct
-// demo, as `make demo` does: every contract must pass, and with the output
-// piped (make demo | cat, a CI log) no line is wider than 120 columns.
+// demo, as `make demo` does: every contract must pass, with the output
+// piped (make demo | cat, a CI log) no line is wider than 120 columns, and
+// the HTML report keeps within maxHTMLPerScenario a scenario.
 func TestBundledSuitePasses(t *testing.T) {
 	bin := chaoskitBin(t)
 	out := t.TempDir()
@@ -96,6 +101,14 @@ func TestBundledSuitePasses(t *testing.T) {
 		if s.Verdict != "pass" {
 			t.Errorf("%s: %s", s.Name, s.Verdict)
 		}
+	}
+	// The HTML page stays small enough to attach to a CI job and open at
+	// once: it was 1.3 MB for the ten scenarios while it drew a point and
+	// a title per bucket and series (docs/report-schema.md says what it holds).
+	if st, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Error(err)
+	} else if limit := int64(len(rep.Scenarios)) * maxHTMLPerScenario; st.Size() > limit {
+		t.Errorf("report.html is %d bytes for %d scenarios, more than %d", st.Size(), len(rep.Scenarios), limit)
 	}
 	sort.Strings(got)
 	if want := bundledNames(t); strings.Join(got, " ") != strings.Join(want, " ") {
