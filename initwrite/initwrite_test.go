@@ -117,11 +117,11 @@ func TestPropose(t *testing.T) {
 	}
 	want := []string{
 		"postgres-latency: status == 0 || status >= 500 for <= 5%",
-		"after-postgres-latency: status == 0 || status >= 500 for <= 5%; p99 latency < 297ms",
+		"after-postgres-latency: status == 0 || status >= 500 for <= 5%; p99 latency < 399ms",
 		"postgres-down: status == 0 || status >= 500 for <= 5%",
-		"after-postgres-down: status == 0 || status >= 500 for <= 5%; p99 latency < 297ms",
+		"after-postgres-down: status == 0 || status >= 500 for <= 5%; p99 latency < 399ms",
 		"postgres-restart: status == 0 || status >= 500 for <= 5%",
-		"after-postgres-restart: status == 0 || status >= 500 for <= 5%; p99 latency < 297ms",
+		"after-postgres-restart: status == 0 || status >= 500 for <= 5%; p99 latency < 399ms",
 	}
 	if !slices.Equal(items, want) {
 		t.Errorf("proposals for items:\n%s\nwant\n%s", strings.Join(items, "\n"), strings.Join(want, "\n"))

@@ -18,9 +18,12 @@ const (
 	// ErrorSlack is ε in "error share ≤ baseline + ε".
 	ErrorSlack = 0.02
 	// LatencyFactor and LatencySlack make the band of p99:
-	// max(k × baseline p99, baseline p99 + slack).
+	// max(k × baseline p99, baseline p99 + slack). The slack covers a
+	// stall of the machine: on a shared 2-core runner a correct service
+	// went unscheduled for 270 ms after a Redis fault, and with a window
+	// of 80 requests its p99 is that stall; 100 ms failed one run in two.
 	LatencyFactor = 3
-	LatencySlack  = 100 * time.Millisecond
+	LatencySlack  = 300 * time.Millisecond
 	// FaultSettle is skipped at the start of a fault phase while the
 	// service adapts; RecoveryBound is the time it has to recover after
 	// the fault ends, skipped at the start of the phase after it.
