@@ -84,8 +84,9 @@ a note: write --output-file.`,
 			if _, err := os.Lstat(out); err == nil && !force {
 				return usageError("%s exists: init does not overwrite a scenario (give --output-file another file, or --force)", out)
 			}
-			fmt.Fprintf(stderr, "init: %s: %d routes, %d dependencies, %d failpoints, %d resilience calls\n",
-				svc.Package, len(svc.Routes), len(svc.Deps), len(svc.Points), len(svc.Resilience))
+			fmt.Fprintf(stderr, "init: %s: %s, %s, %s, %s\n", svc.Package, counted(len(svc.Routes), "route", "routes"),
+				counted(len(svc.Deps), "dependency", "dependencies"), counted(len(svc.Points), "failpoint", "failpoints"),
+				counted(len(svc.Resilience), "resilience call", "resilience calls"))
 			d, err := initwrite.Write(cmd.Context(), svc, initwrite.Config{
 				Options: initwrite.Options{Phase: phase, Latency: latency}, Out: out, ReportDir: reportDir,
 				Build: !noBuild, Baseline: baseline, Progress: stderr})
@@ -114,4 +115,12 @@ a note: write --output-file.`,
 	cmd.Flags().DurationVar(&phase, "phase", 3*time.Second, "length of each phase")
 	cmd.Flags().DurationVar(&latency, "latency", 300*time.Millisecond, "delay of each dependency's latency fault")
 	return cmd
+}
+
+// counted is n with the noun in its number: "1 route", "2 routes".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
