@@ -130,15 +130,15 @@ type Bulkhead struct {
 	_        [56]byte // keep the hot counter on its own cache line
 	waiting  atomic.Int64
 
-	name     string
-	max      int64
-	maxWait  time.Duration
-	maxQueue int
-	onEvent  func(Event)
-	clock    clock.Clock
+	name    string
+	max     atomic.Int64 // SetMaxConcurrent changes it
+	maxWait atomic.Int64 // nanoseconds; SetMaxWait changes it
+	onEvent func(Event)
+	clock   clock.Clock
 
-	mu    sync.Mutex
-	queue []*waiter // FIFO of queued callers
+	mu       sync.Mutex
+	queue    []*waiter // FIFO of queued callers
+	maxQueue int       // 0: as many as max; read under mu
 
 	rejected atomic.Uint64
 	timedOut atomic.Uint64
@@ -157,20 +157,49 @@ func New(s Settings) *Bulkhead {
 	if s.MaxConcurrent <= 0 {
 		s.MaxConcurrent = DefaultMaxConcurrent
 	}
-	if s.MaxQueue <= 0 {
-		s.MaxQueue = s.MaxConcurrent
-	}
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	return &Bulkhead{
-		name:     s.Name,
-		max:      int64(s.MaxConcurrent),
-		maxWait:  max(s.MaxWait, 0),
-		maxQueue: s.MaxQueue,
-		onEvent:  s.OnEvent,
-		clock:    s.Clock,
+	b := &Bulkhead{name: s.Name, maxQueue: max(s.MaxQueue, 0), onEvent: s.OnEvent, clock: s.Clock}
+	b.max.Store(int64(s.MaxConcurrent))
+	b.maxWait.Store(int64(max(s.MaxWait, 0)))
+	return b
+}
+
+// SetMaxConcurrent changes Settings.MaxConcurrent (zero or less means
+// DefaultMaxConcurrent). Raised, the new slots go at once to queued
+// callers; lowered, calls holding a slot keep it, and new ones are
+// admitted once fewer than n hold one. Package reload calls it when a
+// policy file changes.
+func (b *Bulkhead) SetMaxConcurrent(n int) {
+	if n <= 0 {
+		n = DefaultMaxConcurrent
 	}
+	b.max.Store(int64(n))
+	b.mu.Lock()
+	b.dispatchLocked()
+	b.mu.Unlock()
+}
+
+// SetMaxWait changes Settings.MaxWait, for callers that come from now on:
+// zero or less makes the bulkhead a semaphore, above zero a bounded queue.
+func (b *Bulkhead) SetMaxWait(d time.Duration) { b.maxWait.Store(int64(max(d, 0))) }
+
+// SetMaxQueue changes Settings.MaxQueue (zero or less means
+// MaxConcurrent). Callers already queued keep their place.
+func (b *Bulkhead) SetMaxQueue(n int) {
+	b.mu.Lock()
+	b.maxQueue = max(n, 0)
+	b.mu.Unlock()
+}
+
+// Settings returns the limits in force (Name, MaxConcurrent, MaxWait,
+// MaxQueue; MaxQueue zero means MaxConcurrent).
+func (b *Bulkhead) Settings() Settings {
+	b.mu.Lock()
+	q := b.maxQueue
+	b.mu.Unlock()
+	return Settings{Name: b.name, MaxConcurrent: int(b.max.Load()), MaxWait: time.Duration(b.maxWait.Load()), MaxQueue: q}
 }
 
 // Name returns Settings.Name.
@@ -184,7 +213,7 @@ func (b *Bulkhead) Allow(ctx context.Context) (breakerimpl.Permit, error) {
 	// While nobody is queued, a free slot is taken with one compare-and-swap;
 	// queued callers come first otherwise.
 	if b.waiting.Load() == 0 {
-		if n := b.inFlight.Load(); n < b.max && b.inFlight.CompareAndSwap(n, n+1) {
+		if n := b.inFlight.Load(); n < b.max.Load() && b.inFlight.CompareAndSwap(n, n+1) {
 			return breakerimpl.NewPermit(b, 0, 0), nil
 		}
 	}
@@ -192,7 +221,8 @@ func (b *Bulkhead) Allow(ctx context.Context) (breakerimpl.Permit, error) {
 }
 
 func (b *Bulkhead) allow(ctx context.Context) (breakerimpl.Permit, error) {
-	if b.maxWait == 0 {
+	maxWait := time.Duration(b.maxWait.Load())
+	if maxWait == 0 {
 		if b.tryAcquire() {
 			return breakerimpl.NewPermit(b, 0, 0), nil
 		}
@@ -207,7 +237,11 @@ func (b *Bulkhead) allow(ctx context.Context) (breakerimpl.Permit, error) {
 		b.mu.Unlock()
 		return breakerimpl.NewPermit(b, 0, 0), nil
 	}
-	if len(b.queue) >= b.maxQueue {
+	limit := b.maxQueue
+	if limit == 0 {
+		limit = int(b.max.Load())
+	}
+	if len(b.queue) >= limit {
 		b.mu.Unlock()
 		return breakerimpl.Permit{}, b.reject(ErrFull)
 	}
@@ -217,7 +251,7 @@ func (b *Bulkhead) allow(ctx context.Context) (breakerimpl.Permit, error) {
 	b.dispatchLocked() // a slot may have come free since the fast path looked
 	b.mu.Unlock()
 
-	t := b.clock.NewTimer(b.maxWait)
+	t := b.clock.NewTimer(maxWait)
 	var err error
 	select {
 	case <-w.ready:
@@ -260,7 +294,7 @@ func (b *Bulkhead) allow(ctx context.Context) (breakerimpl.Permit, error) {
 func (b *Bulkhead) tryAcquire() bool {
 	for {
 		n := b.inFlight.Load()
-		if n >= b.max {
+		if n >= b.max.Load() {
 			return false
 		}
 		if b.inFlight.CompareAndSwap(n, n+1) {
@@ -320,8 +354,8 @@ func (b *Bulkhead) publish(kind EventKind) {
 func (b *Bulkhead) Snapshot() Snapshot {
 	return Snapshot{
 		Name:          b.name,
-		MaxConcurrent: int(b.max),
-		MaxWait:       b.maxWait,
+		MaxConcurrent: int(b.max.Load()),
+		MaxWait:       time.Duration(b.maxWait.Load()),
 		InFlight:      int(b.inFlight.Load()),
 		Waiting:       int(b.waiting.Load()),
 		Rejected:      b.rejected.Load(),

@@ -137,6 +137,7 @@ type Switch struct {
 	engaged atomic.Bool
 	next    atomic.Int64 // Nanotime of the next reading
 	probeAt atomic.Int64 // Nanotime from which the next probe may go
+	probeIv atomic.Int64 // cfg.ProbeInterval, which Allow reads without the lock
 
 	refused, probes, engagements atomic.Uint64
 
@@ -155,18 +156,54 @@ func New(s Settings) *Switch {
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	if s.Release == 0 || s.Release > s.Threshold {
-		s.Release = s.Threshold
-	}
-	if s.Interval <= 0 {
-		s.Interval = DefaultInterval
-	}
-	if s.ProbeInterval == 0 {
-		s.ProbeInterval = s.Interval
-	}
 	w := &Switch{cfg: s, since: -1, signal: math.NaN(), override: OverrideAutomatic}
-	w.next.Store(math.MinInt64)
+	w.tuneLocked(Tuning{Threshold: s.Threshold, Release: s.Release, For: s.For, Hold: s.Hold, Interval: s.Interval, ProbeInterval: s.ProbeInterval})
 	return w
+}
+
+// Tuning is the part of Settings a Switch takes while it runs (see Tune):
+// the fields of the same names, with the same meaning and defaults.
+type Tuning struct {
+	Threshold, Release float64
+	For, Hold          time.Duration
+	Interval           time.Duration
+	ProbeInterval      time.Duration
+}
+
+// Tuning returns the figures in force, defaults filled in.
+func (w *Switch) Tuning() Tuning {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.cfg
+	return Tuning{Threshold: c.Threshold, Release: c.Release, For: c.For, Hold: c.Hold, Interval: c.Interval, ProbeInterval: c.ProbeInterval}
+}
+
+// Tune puts new figures in force, with the defaults of Settings for the
+// fields left zero. The state stays as it is; a run of readings over (or
+// under) the threshold starts again, and the signal is read at the next
+// call. Package reload calls it when a policy file changes.
+func (w *Switch) Tune(t Tuning) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tuneLocked(t)
+}
+
+func (w *Switch) tuneLocked(t Tuning) {
+	if t.Release == 0 || t.Release > t.Threshold {
+		t.Release = t.Threshold
+	}
+	if t.Interval <= 0 {
+		t.Interval = DefaultInterval
+	}
+	if t.ProbeInterval == 0 {
+		t.ProbeInterval = t.Interval
+	}
+	w.cfg.Threshold, w.cfg.Release = t.Threshold, t.Release
+	w.cfg.For, w.cfg.Hold = t.For, t.Hold
+	w.cfg.Interval, w.cfg.ProbeInterval = t.Interval, t.ProbeInterval
+	w.probeIv.Store(int64(t.ProbeInterval))
+	w.since = -1
+	w.next.Store(math.MinInt64)
 }
 
 // Engaged reports whether the switch forces the fallback now, reading the
@@ -231,7 +268,7 @@ func (w *Switch) set(on bool, e Event, now int64) {
 	w.engaged.Store(on)
 	if on {
 		w.engagements.Add(1)
-		w.probeAt.Store(now + int64(w.cfg.ProbeInterval))
+		w.probeAt.Store(now + w.probeIv.Load())
 	}
 	if f := w.cfg.OnChange; f != nil {
 		f(e)
@@ -301,7 +338,7 @@ func (w *Switch) Allow(context.Context) (breakerimpl.Permit, error) {
 	if !w.engaged.Load() {
 		return breakerimpl.Permit{}, nil
 	}
-	if pi := int64(w.cfg.ProbeInterval); pi > 0 {
+	if pi := w.probeIv.Load(); pi > 0 {
 		if at := w.probeAt.Load(); now >= at && w.probeAt.CompareAndSwap(at, now+pi) {
 			w.probes.Add(1)
 			return breakerimpl.Permit{}, nil

@@ -191,6 +191,7 @@ const bins = 12
 // concurrent use.
 type Score struct {
 	cfg        Settings
+	tune       atomic.Pointer[Tuning] // the figures Tune changes; Report reads them
 	wl, we, wc float64
 	bounds     [bins - 1]int64 // upper bounds of the latency bins, in ns
 	outcomes   *rolling.Window
@@ -265,9 +266,49 @@ func New(s Settings) *Score {
 	for i := range sc.latencies {
 		sc.latencies[i] = rolling.New(s.Clock, s.Window, s.Buckets)
 	}
+	sc.tune.Store(&Tuning{Threshold: s.Threshold, LatencyTarget: s.LatencyTarget, LatencyLimit: s.LatencyLimit, MaxErrorRate: s.MaxErrorRate, MinRequests: s.MinRequests})
 	sc.healthy.Store(true)
 	sc.last = Report{Score: 1, Healthy: true, Latency: 1, Errors: 1, Connection: 1, Connected: true}
 	return sc
+}
+
+// Tuning is the part of Settings a Score takes while it runs (see Tune):
+// the fields of the same names, with the same meaning and defaults. The
+// latency bins stay where Settings.LatencyTarget put them: a target moved
+// far (more than 32 times) from it is measured coarsely.
+type Tuning struct {
+	Threshold                   float64
+	LatencyTarget, LatencyLimit time.Duration
+	MaxErrorRate                float64
+	MinRequests                 int
+}
+
+// Tuning returns the figures in force.
+func (s *Score) Tuning() Tuning { return *s.tune.Load() }
+
+// Tune puts new figures in force; fields left zero take the defaults of
+// Settings. The next Healthy or Allow computes the score afresh with them.
+// Package reload calls it when a policy file changes.
+func (s *Score) Tune(t Tuning) {
+	if t.Threshold == 0 {
+		t.Threshold = DefaultThreshold
+	}
+	if t.LatencyTarget <= 0 {
+		t.LatencyTarget = DefaultLatencyTarget
+	}
+	if t.LatencyLimit <= t.LatencyTarget {
+		t.LatencyLimit = 4 * t.LatencyTarget
+	}
+	if t.MaxErrorRate <= 0 {
+		t.MaxErrorRate = DefaultMaxErrorRate
+	}
+	if t.MinRequests <= 0 {
+		t.MinRequests = DefaultMinRequests
+	}
+	s.tune.Store(&t)
+	s.mu.Lock()
+	s.fresh = false
+	s.mu.Unlock()
 }
 
 // ConnectionError is the default Settings.IsConnectionError: a refused,
@@ -367,10 +408,11 @@ func (s *Score) Report() Report {
 		r.ConnectionErrorRate = float64(c[slotConnFailures]) / float64(r.Requests)
 		r.P95 = s.quantile(h, 0.95)
 	}
-	if r.Requests >= int64(s.cfg.MinRequests) {
-		r.Latency = linear(float64(r.P95), float64(s.cfg.LatencyTarget), float64(s.cfg.LatencyLimit))
-		r.Errors = linear(r.ErrorRate, 0, s.cfg.MaxErrorRate)
-		r.Connection = linear(r.ConnectionErrorRate, 0, s.cfg.MaxErrorRate)
+	tu := s.tune.Load()
+	if r.Requests >= int64(tu.MinRequests) {
+		r.Latency = linear(float64(r.P95), float64(tu.LatencyTarget), float64(tu.LatencyLimit))
+		r.Errors = linear(r.ErrorRate, 0, tu.MaxErrorRate)
+		r.Connection = linear(r.ConnectionErrorRate, 0, tu.MaxErrorRate)
 	}
 	if !r.Connected {
 		r.Connection = 0
@@ -382,7 +424,7 @@ func (s *Score) Report() Report {
 	} else {
 		r.Score = 1
 	}
-	r.Healthy = s.cfg.Threshold < 0 || r.Score > s.cfg.Threshold
+	r.Healthy = tu.Threshold < 0 || r.Score > tu.Threshold
 
 	s.mu.Lock()
 	s.fresh, s.at = true, s.cfg.Clock.Nanotime()
@@ -462,7 +504,7 @@ func (s *Score) Snapshot() Snapshot {
 	s.mu.Lock()
 	r := s.last
 	s.mu.Unlock()
-	return Snapshot{Name: s.cfg.Name, Report: r, Threshold: s.cfg.Threshold, Refused: s.refused.Load(), Changes: s.changes.Load()}
+	return Snapshot{Name: s.cfg.Name, Report: r, Threshold: s.tune.Load().Threshold, Refused: s.refused.Load(), Changes: s.changes.Load()}
 }
 
 // Allow implements breakerimpl.Guard: it refuses the call with

@@ -179,13 +179,14 @@ type Snapshot struct {
 
 // Timeout bounds calls. Make one with New; it is safe for concurrent use.
 type Timeout struct {
-	name    string
-	d       int64 // nanoseconds
-	slack   int64
-	onEvent func(Event)
-	clock   clock.Clock
-	mode    Mode
-	maxAb   int64
+	name      string
+	d         atomic.Int64 // nanoseconds; SetTimeout changes it
+	slack     atomic.Int64
+	autoSlack bool // Settings.Slack was zero: the slack follows the timeout
+	onEvent   func(Event)
+	clock     clock.Clock
+	mode      Mode
+	maxAb     atomic.Int64
 
 	abandoned      atomic.Int64
 	abandonedTotal atomic.Uint64
@@ -199,37 +200,57 @@ type Timeout struct {
 // New returns a Timeout with the given settings (see Settings for the
 // defaults of zero fields).
 func New(s Settings) *Timeout {
-	if s.Timeout <= 0 {
-		s.Timeout = DefaultTimeout
-	}
-	switch {
-	case s.Slack == 0:
-		s.Slack = max(s.Timeout/100, time.Millisecond)
-	case s.Slack < 0:
-		s.Slack = 0
-	}
 	if s.Clock == nil {
 		s.Clock = clock.Default()
 	}
-	if s.MaxAbandoned <= 0 {
-		s.MaxAbandoned = DefaultMaxAbandoned
+	t := &Timeout{name: s.Name, onEvent: s.OnEvent, clock: s.Clock, mode: s.Mode, autoSlack: s.Slack == 0}
+	if s.Slack > 0 {
+		t.slack.Store(int64(s.Slack))
 	}
-	return &Timeout{
-		name: s.Name, d: int64(s.Timeout), slack: int64(s.Slack),
-		onEvent: s.OnEvent, clock: s.Clock, mode: s.Mode, maxAb: int64(s.MaxAbandoned),
-	}
+	t.SetTimeout(s.Timeout)
+	t.SetMaxAbandoned(s.MaxAbandoned)
+	return t
 }
 
-// Timeout returns Settings.Timeout.
-func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d) }
+// Timeout returns the time a call may take now (Settings.Timeout, or what
+// SetTimeout set).
+func (t *Timeout) Timeout() time.Duration { return time.Duration(t.d.Load()) }
+
+// SetTimeout changes the time a call may take, for the calls that begin
+// from now on; calls under way keep their deadline. Zero or less means
+// DefaultTimeout. A Slack left zero in Settings follows the new timeout
+// (1 % of it, at least a millisecond). Package reload calls it when a
+// policy file changes.
+func (t *Timeout) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	if t.autoSlack {
+		t.slack.Store(int64(max(d/100, time.Millisecond)))
+	}
+	t.d.Store(int64(d))
+}
+
+// MaxAbandoned returns the bound on abandoned calls in force.
+func (t *Timeout) MaxAbandoned() int { return int(t.maxAb.Load()) }
+
+// SetMaxAbandoned changes Settings.MaxAbandoned; zero or less means
+// DefaultMaxAbandoned. Abandoned calls already over a lowered bound run
+// on; new calls are refused until they are under it.
+func (t *Timeout) SetMaxAbandoned(n int) {
+	if n <= 0 {
+		n = DefaultMaxAbandoned
+	}
+	t.maxAb.Store(int64(n))
+}
 
 // Begin starts a call: it returns the context the call runs with, which
 // carries the call's deadline. End the call with End.
 func (t *Timeout) Begin(ctx context.Context) context.Context {
 	now := t.clock.Nanotime()
-	at := now + t.d
+	at := now + t.d.Load()
 	d := t.cur.Load()
-	if d == nil || at > d.at || d.at-at > t.slack {
+	if d == nil || at > d.at || d.at-at > t.slack.Load() {
 		d = t.deadlineFor(now, at)
 	}
 	if ctx == background {
@@ -245,10 +266,11 @@ var background = context.Background()
 func (t *Timeout) deadlineFor(now, at int64) *deadline {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if d := t.cur.Load(); d != nil && at <= d.at && d.at-at <= t.slack {
+	slack := t.slack.Load()
+	if d := t.cur.Load(); d != nil && at <= d.at && d.at-at <= slack {
 		return d
 	}
-	d := &deadline{at: at + t.slack, done: make(chan struct{})}
+	d := &deadline{at: at + slack, done: make(chan struct{})}
 	d.background = &callContext{Context: background, d: d}
 	d.when = t.clock.Now().Add(time.Duration(d.at - now))
 	t.clock.AfterFunc(time.Duration(d.at-now), d.expire)
@@ -279,7 +301,7 @@ func (t *Timeout) End(ctx context.Context, err error) error {
 // OnEvent.
 func (t *Timeout) timedOutWith(err error) error {
 	t.timedOut.Add(1)
-	err = fmt.Errorf("%w after %v: %w", ErrTimeout, time.Duration(t.d), err)
+	err = fmt.Errorf("%w after %v: %w", ErrTimeout, t.Timeout(), err)
 	if t.onEvent != nil {
 		t.onEvent(Event{Name: t.name, Err: err, Snapshot: t.Snapshot()})
 	}
@@ -289,7 +311,7 @@ func (t *Timeout) timedOutWith(err error) error {
 // Snapshot returns the timeout's counts now.
 func (t *Timeout) Snapshot() Snapshot {
 	return Snapshot{
-		Name: t.name, Timeout: time.Duration(t.d), TimedOut: t.timedOut.Load(), Mode: t.mode,
+		Name: t.name, Timeout: t.Timeout(), TimedOut: t.timedOut.Load(), Mode: t.mode,
 		Abandoned: t.abandoned.Load(), AbandonedTotal: t.abandonedTotal.Load(), AbandonRefused: t.abandonRefused.Load(),
 	}
 }
@@ -320,7 +342,7 @@ func (t *Timeout) Run(ctx context.Context, fn func(context.Context) error) error
 		cctx := t.Begin(ctx)
 		return t.End(cctx, fn(cctx))
 	}
-	if t.abandoned.Load() >= t.maxAb {
+	if t.abandoned.Load() >= t.maxAb.Load() {
 		t.abandonRefused.Add(1)
 		return ErrAbandonedFull
 	}
