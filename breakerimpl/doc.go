@@ -30,8 +30,10 @@
 //	breakerimpl/degrade         a switch that forces the fallback while a signal (p99,
 //	                            error rate, health score) stays over a threshold, with
 //	                            hysteresis
-//	breakerimpl/reload          breaker, retry and limiter settings from a YAML file,
-//	                            re-applied when it changes (fsnotify), counts kept
+//	breakerimpl/reload          every policy's settings (breakers, retries, limiters,
+//	                            timeouts, bulkheads, fallbacks on/off, health, degrade)
+//	                            from a YAML file, re-applied when it changes (fsnotify),
+//	                            counts kept, versions kept for a rollback
 //	breakerimpl/command         hystrix-go's habits: named, configured commands, Do and
 //	                            Go (a channel of errors)
 //	breakerimpl/prombreaker     Prometheus collector of breakers (the core never imports
@@ -89,8 +91,9 @@
 // them in order, once each by key, when the store is back.
 //
 // Tune at run time from a file: reload.Watch(path, &targets, ...) applies
-// a YAML policy file to the breakers, retries and token buckets registered
-// in targets, and again whenever it changes; a bad edit is refused with its
+// a YAML policy file to the policies registered in targets (breakers,
+// retries, token buckets, timeouts, bulkheads, fallback toggles, health
+// scores and degrade switches), and again whenever it changes; a bad edit is refused with its
 // file:line:column and the settings in force stay. Each file applied is a
 // version (targets.Versions()); targets.Rollback("v2") restores one. The
 // admin package is an http.Handler a service mounts where it wants: it

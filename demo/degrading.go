@@ -68,9 +68,9 @@ func newDBDegrade(h *health.Score, latched bool) *degrade.Switch {
 	})
 }
 
-// watchPolicies applies the policy file at path to the demo's breakers,
-// recommendations retry and in-memory search limiter, now and whenever it
-// changes; a bad edit is logged and the settings in force stay.
+// watchPolicies applies the policy file at path to the demo's policies
+// (policyTargets), now and whenever it changes; a bad edit is logged and
+// the settings in force stay.
 func (s *Server) watchPolicies(path string) (*reload.Watcher, error) {
 	return reload.Watch(path, s.policyTargets(), reload.WatchSettings{Log: s.log})
 }
@@ -85,6 +85,15 @@ func (s *Server) policyTargets() *reload.Targets {
 		if tb, ok := s.searching.limiter.(*ratelimit.TokenBucket); ok {
 			t.AddLimiter("search", tb)
 		}
+		t.AddTimeout("recommendations", s.rec.timeout)
+		t.AddBulkhead("recommendations", s.rec.bulkhead)
+		t.AddFallback("product-cache", &s.cacheOn)
+		t.AddFallback("recommendations-default", &s.rec.defaultOn)
+		t.AddHealth("db", s.dbHealth)
+		if s.rec.grpcHealth != nil {
+			t.AddHealth("recommendations-grpc", s.rec.grpcHealth)
+		}
+		t.AddDegrade("db-p95", s.dbDegrade)
 		s.targets = t
 	})
 	return s.targets

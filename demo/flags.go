@@ -30,7 +30,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&cfg.RedisPassword, "redis-password", "", "password Redis requires; {password:NAME} is read from $"+PasswordEnvPrefix+"NAME, where chaoskit puts a dependency's password")
 	fs.StringVar(&cfg.Redis, "redis", "", "Redis address on loopback that keeps the search rate limit (in-memory fallback while it is away), e.g. 127.0.0.1:6379")
 	fs.DurationVar(&cfg.DBTimeout, "db-timeout", 0, "bound on each database call (default 100ms)")
-	fs.StringVar(&cfg.Policies, "policies", "", "YAML policy file tuning the breakers (db, orders-db, recommendations), the recommendations retry and the search limiter, re-applied when it changes")
+	fs.StringVar(&cfg.Policies, "policies", "", "YAML policy file tuning the breakers (db, orders-db, recommendations), the recommendations retry, timeout and bulkhead, the search limiter, the fallbacks (product-cache, recommendations-default), the health scores (db, recommendations-grpc) and the degrade switch (db-p95), re-applied when it changes")
 	fs.StringVar(&cfg.RecommendationsGRPCListen, "recommendations-grpc-listen", "", "loopback address the recommendations dependency serves gRPC on (default a free port)")
 	fs.StringVar(&cfg.RecommendationsGRPCDial, "recommendations-grpc-dial", "", "loopback address the demo dials for recommendations over gRPC (default the one it serves on; a proxy in front of it, say)")
 	fs.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")

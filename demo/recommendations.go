@@ -17,6 +17,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/breakerimpl/prompolicy"
@@ -51,6 +52,9 @@ type recommendations struct {
 	budget    *retry.Budget
 	// unbounded is set for the broken variant without a budget.
 	unbounded bool
+	// defaultOn turns the default list off and on (a policy file's
+	// fallbacks.recommendations-default).
+	defaultOn fallback.Toggle
 }
 
 // newRecommendations starts the upstream on loopback ports of its own and
@@ -112,6 +116,9 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 	}
 	if !cfg.NoFallback {
 		opts.Fallback = &grpcx.Fallback{Name: "default", Fn: func(_ context.Context, _ string, req, reply any, _ error) error {
+			if !r.defaultOn.Enabled() {
+				return fallback.ErrDisabled
+			}
 			l := reply.(*recommendpb.List)
 			l.ProductId, l.Items = req.(*recommendpb.GetRequest).GetProductId(), bestsellers
 			return nil

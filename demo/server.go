@@ -22,6 +22,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
 	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
 	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/breakerimpl/reload"
 	"github.com/chaoskit/chaoskit/demo/cache"
@@ -180,7 +181,10 @@ type Server struct {
 	dbDegrade *degrade.Switch
 	dbBreaker *circuitbreaker.Breaker
 	cache     *cache.LastKnownGood[int, store.Product]
-	products  breakerimpl.Pipeline[int, store.Product]
+	// cacheOn turns the cache fallback off and on (a policy file's
+	// fallbacks.product-cache).
+	cacheOn  fallback.Toggle
+	products breakerimpl.Pipeline[int, store.Product]
 
 	// Order writes: a breaker of their own and no fallback.
 	ordersBreaker *circuitbreaker.Breaker
@@ -272,7 +276,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.orderGuard = s.ordersBreaker
 	}
 	if !cfg.NoFallback {
-		s.products.Fallback = s.cache
+		s.products.Fallback = fallback.Toggled[int, store.Product]{Fallback: s.cache, Toggle: &s.cacheOn}
 	}
 	if s.rec, err = newRecommendations(ctx, cfg); err != nil {
 		st.Close()

@@ -9,7 +9,8 @@
 //
 // Routes (paths below the mount point; every answer is JSON):
 //
-//	GET  /                             breakers, retries, limiters, versions
+//	GET  /                             breakers, retries, limiters, timeouts, bulkheads,
+//	                                   fallbacks, health scores, degrade switches, versions
 //	POST /breakers/{name}/open         force open   (?reason=…)
 //	POST /breakers/{name}/closed       force closed (?reason=…)
 //	POST /breakers/{name}/automatic    back to the rule (?reason=…)
@@ -24,6 +25,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -51,6 +53,13 @@ type State struct {
 	Breakers []circuitbreaker.Snapshot `json:"breakers"`
 	Retries  []RetryState              `json:"retries"`
 	Limiters []LimiterState            `json:"limiters"`
+	// Timeouts, Bulkheads, Fallbacks, Health and Degrade are the other
+	// tunable policies, by name.
+	Timeouts  []TimeoutState  `json:"timeouts"`
+	Bulkheads []BulkheadState `json:"bulkheads"`
+	Fallbacks []FallbackState `json:"fallbacks"`
+	Health    []HealthState   `json:"health"`
+	Degrade   []DegradeState  `json:"degrade"`
 	// Versions are the policy versions kept, oldest first; the last is in
 	// force.
 	Versions []reload.Version `json:"versions"`
@@ -71,6 +80,58 @@ type LimiterState struct {
 	Name  string  `json:"name"`
 	Rate  float64 `json:"rate"`
 	Burst int     `json:"burst"`
+}
+
+// TimeoutState is a timeout's settings in force and counts.
+type TimeoutState struct {
+	Name         string        `json:"name"`
+	Timeout      time.Duration `json:"timeout"`
+	Mode         string        `json:"mode"`
+	MaxAbandoned int           `json:"max_abandoned"`
+	TimedOut     uint64        `json:"timed_out"`
+	Abandoned    int64         `json:"abandoned"`
+}
+
+// BulkheadState is a bulkhead's settings in force and counts.
+type BulkheadState struct {
+	Name          string        `json:"name"`
+	MaxConcurrent int           `json:"max_concurrent"`
+	MaxWait       time.Duration `json:"max_wait"`
+	InFlight      int           `json:"in_flight"`
+	Waiting       int           `json:"waiting"`
+	Rejected      uint64        `json:"rejected"`
+}
+
+// FallbackState says whether a fallback toggle is on.
+type FallbackState struct {
+	Name    string `json:"name"`
+	Enabled bool   `json:"enabled"`
+}
+
+// HealthState is a health score's figures in force and its last report.
+type HealthState struct {
+	Name      string  `json:"name"`
+	Healthy   bool    `json:"healthy"`
+	Score     float64 `json:"score"`
+	Threshold float64 `json:"threshold"`
+	// LatencyTarget and LatencyLimit are the p95 that scores 1 and 0.
+	LatencyTarget time.Duration `json:"latency_target"`
+	LatencyLimit  time.Duration `json:"latency_limit"`
+	MaxErrorRate  float64       `json:"max_error_rate"`
+	MinRequests   int           `json:"min_requests"`
+}
+
+// DegradeState is a degrade switch's figures in force and state.
+type DegradeState struct {
+	Name     string `json:"name"`
+	Engaged  bool   `json:"engaged"`
+	Override string `json:"override"`
+	// Signal is the last reading; absent before the first.
+	Signal    *float64      `json:"signal,omitempty"`
+	Threshold float64       `json:"threshold"`
+	Release   *float64      `json:"release,omitempty"` // absent when it never releases (-Inf)
+	For       time.Duration `json:"for"`
+	Hold      time.Duration `json:"hold"`
 }
 
 // Handler returns the admin handler.
@@ -150,6 +211,7 @@ func state(t *reload.Targets) State {
 		l := ls[n].Limiter()
 		st.Limiters = append(st.Limiters, LimiterState{Name: n, Rate: float64(l.Limit()), Burst: l.Burst()})
 	}
+	guardState(&st, t)
 	if st.Versions == nil {
 		st.Versions = []reload.Version{}
 	}
@@ -169,4 +231,45 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// guardState adds the timeouts, bulkheads, fallbacks, health scores and
+// degrade switches of t to st, each sorted by name.
+func guardState(st *State, t *reload.Targets) {
+	st.Timeouts, st.Bulkheads, st.Fallbacks = []TimeoutState{}, []BulkheadState{}, []FallbackState{}
+	st.Health, st.Degrade = []HealthState{}, []DegradeState{}
+	tos := t.Timeouts()
+	for _, n := range slices.Sorted(maps.Keys(tos)) {
+		s := tos[n].Snapshot()
+		st.Timeouts = append(st.Timeouts, TimeoutState{Name: n, Timeout: s.Timeout, Mode: s.Mode.String(),
+			MaxAbandoned: tos[n].MaxAbandoned(), TimedOut: s.TimedOut, Abandoned: s.Abandoned})
+	}
+	bhs := t.Bulkheads()
+	for _, n := range slices.Sorted(maps.Keys(bhs)) {
+		s := bhs[n].Snapshot()
+		st.Bulkheads = append(st.Bulkheads, BulkheadState{Name: n, MaxConcurrent: s.MaxConcurrent, MaxWait: s.MaxWait,
+			InFlight: s.InFlight, Waiting: s.Waiting, Rejected: s.Rejected})
+	}
+	fbs := t.Fallbacks()
+	for _, n := range slices.Sorted(maps.Keys(fbs)) {
+		st.Fallbacks = append(st.Fallbacks, FallbackState{Name: n, Enabled: fbs[n].Enabled()})
+	}
+	hs := t.HealthScores()
+	for _, n := range slices.Sorted(maps.Keys(hs)) {
+		s, tu := hs[n].Snapshot(), hs[n].Tuning()
+		st.Health = append(st.Health, HealthState{Name: n, Healthy: s.Healthy, Score: s.Score, Threshold: tu.Threshold,
+			LatencyTarget: tu.LatencyTarget, LatencyLimit: tu.LatencyLimit, MaxErrorRate: tu.MaxErrorRate, MinRequests: tu.MinRequests})
+	}
+	ds := t.DegradeSwitches()
+	for _, n := range slices.Sorted(maps.Keys(ds)) {
+		s, tu := ds[n].Snapshot(), ds[n].Tuning()
+		d := DegradeState{Name: n, Engaged: s.Engaged, Override: s.Override, Threshold: tu.Threshold, For: tu.For, Hold: tu.Hold}
+		if !math.IsNaN(s.Signal) && !math.IsInf(s.Signal, 0) {
+			d.Signal = &s.Signal
+		}
+		if !math.IsInf(tu.Release, -1) {
+			d.Release = &tu.Release
+		}
+		st.Degrade = append(st.Degrade, d)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,9 +17,12 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/admin"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
 	"github.com/chaoskit/chaoskit/breakerimpl/reload"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
+	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,6 +36,13 @@ func TestAdminOverHTTP(t *testing.T) {
 	targets.AddBreaker(db)
 	targets.AddRetry("recs", retry.New(retry.Settings{Name: "recs", MaxAttempts: 3}))
 	targets.AddLimiter("search", ratelimit.NewTokenBucket(ratelimit.TokenSettings{Name: "search", Rate: 100, Burst: 10}))
+	recsTimeout := timeout.New(timeout.Settings{Name: "recs", Timeout: time.Second})
+	targets.AddTimeout("recs", recsTimeout)
+	cacheOn := &fallback.Toggle{}
+	targets.AddFallback("cache", cacheOn)
+	// A switch whose signal was never read (NaN) and that never releases
+	// (-Inf): neither may break the JSON.
+	targets.AddDegrade("db-p95", degrade.New(degrade.Settings{Signal: func() float64 { return math.NaN() }, Threshold: 1, Release: math.Inf(-1)}))
 	path := filepath.Join(t.TempDir(), "policies.yaml")
 	write := func(s string) {
 		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
@@ -75,7 +86,9 @@ func TestAdminOverHTTP(t *testing.T) {
 	}
 	var st admin.State
 	if code := do("GET", "/", "s3cret", &st); code != 200 || len(st.Breakers) != 1 || st.Breakers[0].Name != "db" ||
-		len(st.Retries) != 1 || st.Retries[0].MaxAttempts != 3 || len(st.Limiters) != 1 || st.Limiters[0].Rate != 100 || len(st.Versions) != 2 {
+		len(st.Retries) != 1 || st.Retries[0].MaxAttempts != 3 || len(st.Limiters) != 1 || st.Limiters[0].Rate != 100 || len(st.Versions) != 2 ||
+		len(st.Timeouts) != 1 || st.Timeouts[0].Timeout != time.Second || len(st.Fallbacks) != 1 || !st.Fallbacks[0].Enabled ||
+		len(st.Degrade) != 1 || st.Degrade[0].Signal != nil || st.Degrade[0].Release != nil || st.Degrade[0].Threshold != 1 {
 		t.Fatalf("GET /: %d %+v", code, st)
 	}
 	var snap circuitbreaker.Snapshot
@@ -98,16 +111,18 @@ func TestAdminOverHTTP(t *testing.T) {
 		t.Fatalf("GET of a change: %d, want 405", code)
 	}
 
-	write("breakers:\n  db:\n    open_duration: 9s\nlimiters:\n  search:\n    rate: 5\n")
-	if code := do("POST", "/reload", "s3cret", &st); code != 200 || db.Settings().OpenDuration != 9*time.Second || st.Versions[len(st.Versions)-1].Name != "v2" {
-		t.Fatalf("reload: %d, open duration %v, versions %+v", code, db.Settings().OpenDuration, st.Versions)
+	write("breakers:\n  db:\n    open_duration: 9s\nlimiters:\n  search:\n    rate: 5\ntimeouts:\n  recs:\n    timeout: 50ms\nfallbacks:\n  cache:\n    enabled: false\n")
+	if code := do("POST", "/reload", "s3cret", &st); code != 200 || db.Settings().OpenDuration != 9*time.Second || st.Versions[len(st.Versions)-1].Name != "v2" ||
+		st.Timeouts[0].Timeout != 50*time.Millisecond || st.Fallbacks[0].Enabled || cacheOn.Enabled() {
+		t.Fatalf("reload: %d, open duration %v, timeouts %+v, fallbacks %+v, versions %+v", code, db.Settings().OpenDuration, st.Timeouts, st.Fallbacks, st.Versions)
 	}
 	write("breakers:\n  db:\n    open_duration: nine\n")
 	var bad map[string]string
 	if code := do("POST", "/reload", "s3cret", &bad); code != 422 || bad["error"] == "" || db.Settings().OpenDuration != 9*time.Second {
 		t.Fatalf("reload of a bad file: %d %v", code, bad)
 	}
-	if code := do("POST", "/rollback/v1", "s3cret", &st); code != 200 || db.Settings().OpenDuration != 2*time.Second || st.Limiters[0].Rate != 100 {
+	if code := do("POST", "/rollback/v1", "s3cret", &st); code != 200 || db.Settings().OpenDuration != 2*time.Second || st.Limiters[0].Rate != 100 ||
+		recsTimeout.Timeout() != time.Second || !cacheOn.Enabled() {
 		t.Fatalf("rollback to v1: %d, open duration %v, %+v", code, db.Settings().OpenDuration, st.Limiters)
 	}
 	if code := do("POST", "/rollback/v42", "s3cret", &bad); code != 404 {

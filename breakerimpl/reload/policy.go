@@ -1,7 +1,8 @@
-// Package reload reads breaker, retry and rate-limiter settings from a YAML
-// policy file and applies them to live policies, again each time the file
-// changes, keeping their counts: an operator tunes a dependency's breaker
-// or retries without a restart.
+// Package reload reads the settings of live policies (breakers, retries,
+// rate limiters, timeouts, bulkheads, fallbacks, health scores and degrade
+// switches) from a YAML policy file and applies them, again each time the
+// file changes, keeping their counts: an operator tunes a dependency's
+// breaker, retries or timeout without a restart.
 //
 //	breakers:
 //	  db:
@@ -22,6 +23,31 @@
 //	  search:
 //	    rate: 2000           # tokens a second
 //	    burst: 200
+//	timeouts:
+//	  recommendations:
+//	    timeout: 150ms
+//	    max_abandoned: 100   # Abandon mode: abandoned calls running at most
+//	bulkheads:
+//	  recommendations:
+//	    max_concurrent: 10
+//	    max_wait: 0s         # 0: reject at once; above: wait in a queue
+//	    max_queue: 10
+//	fallbacks:
+//	  product-cache:
+//	    enabled: false       # the primary's error reaches the caller
+//	health:
+//	  recommendations-grpc:
+//	    threshold: 0.6
+//	    latency_target: 100ms
+//	    latency_limit: 400ms
+//	    max_error_rate: 0.5
+//	    min_requests: 10
+//	degrade:
+//	  db-p95:
+//	    threshold: 0.1       # in the signal's unit
+//	    release: 0.05
+//	    for: 500ms
+//	    hold: 1s
 //
 // Each policy is named as it was registered in Targets; a field left out
 // keeps the value in force. A file is applied whole or not at all: an
@@ -54,16 +80,26 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"golang.org/x/time/rate"
 
+	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
+	"github.com/chaoskit/chaoskit/breakerimpl/health"
 	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
+	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
 
 // Policies is the content of a policy file.
 type Policies struct {
-	Breakers map[string]Breaker `yaml:"breakers"`
-	Retries  map[string]Retry   `yaml:"retries"`
-	Limiters map[string]Limiter `yaml:"limiters"`
+	Breakers  map[string]Breaker  `yaml:"breakers"`
+	Retries   map[string]Retry    `yaml:"retries"`
+	Limiters  map[string]Limiter  `yaml:"limiters"`
+	Timeouts  map[string]Timeout  `yaml:"timeouts"`
+	Bulkheads map[string]Bulkhead `yaml:"bulkheads"`
+	Fallbacks map[string]Fallback `yaml:"fallbacks"`
+	Health    map[string]Health   `yaml:"health"`
+	Degrade   map[string]Degrade  `yaml:"degrade"`
 }
 
 // Breaker is a breaker's entry. ErrorRate and ConsecutiveFailures choose
@@ -129,12 +165,17 @@ func (e *Error) Error() string {
 // Targets are the live policies a policy file may tune, by name. Register
 // them before Apply or Watch; it is safe for concurrent use.
 type Targets struct {
-	mu       sync.Mutex
-	breakers map[string]*circuitbreaker.Breaker
-	retries  map[string]*retry.Retry
-	limiters map[string]*ratelimit.TokenBucket
-	versions []Version // see Versions
-	seq      int       // the number of the last version
+	mu        sync.Mutex
+	breakers  map[string]*circuitbreaker.Breaker
+	retries   map[string]*retry.Retry
+	limiters  map[string]*ratelimit.TokenBucket
+	timeouts  map[string]*timeout.Timeout
+	bulkheads map[string]*bulkhead.Bulkhead
+	fallbacks map[string]*fallback.Toggle
+	health    map[string]*health.Score
+	degrade   map[string]*degrade.Switch
+	versions  []Version // see Versions
+	seq       int       // the number of the last version
 }
 
 // Breakers returns the registered breakers, by name.
@@ -198,7 +239,7 @@ func looksLikePolicies(data []byte) bool {
 	}
 	for k := range top {
 		switch k {
-		case "breakers", "retries", "limiters":
+		case "breakers", "retries", "limiters", "timeouts", "bulkheads", "fallbacks", "health", "degrade":
 		default:
 			return false
 		}
@@ -212,7 +253,7 @@ func Parse(file string, data []byte) (*Policies, error) {
 	if !looksLikePolicies(data) {
 		// Said without quoting the file: a path given by mistake (or on
 		// purpose) may name a secret.
-		return nil, &Error{File: file, Msg: "not a policy file: its top level is no mapping of breakers, retries and limiters (nothing of it is shown)"}
+		return nil, &Error{File: file, Msg: "not a policy file: its top level is no mapping of breakers, retries, limiters, timeouts, bulkheads, fallbacks, health and degrade (nothing of it is shown)"}
 	}
 	var p Policies
 	if err := yaml.UnmarshalWithOptions(data, &p, yaml.DisallowUnknownField()); err != nil {
@@ -295,6 +336,7 @@ func (t *Targets) Apply(file string, data []byte, p *Policies) error {
 			}
 		})
 	}
+	apply = append(apply, t.checkGuards(&c, p)...)
 	if len(c.errs) > 0 {
 		return errors.Join(c.errs...)
 	}
@@ -500,7 +542,11 @@ func (c *checker) retry(at string, e Retry, cur retry.Settings) func(*retry.Sett
 }
 
 // durationKeys are the fields that hold a duration.
-var durationKeys = map[string]bool{"window": true, "open_duration": true, "base_delay": true, "max_delay": true}
+var durationKeys = map[string]bool{
+	"window": true, "open_duration": true, "base_delay": true, "max_delay": true, "slow_call_threshold": true,
+	"timeout": true, "max_wait": true, "latency_target": true, "latency_limit": true, "for": true, "hold": true,
+	"interval": true, "probe_interval": true,
+}
 
 type badValue struct {
 	line, col int

@@ -34,6 +34,7 @@ type Version struct {
 	breakers map[string]circuitbreaker.Settings
 	retries  map[string]retry.Settings
 	limiters map[string]limit
+	guards   guardSettings
 }
 
 type limit struct {
@@ -54,6 +55,7 @@ func (t *Targets) capture(name, source string) Version {
 	for n, l := range t.limiters {
 		v.limiters[n] = limit{l.Limiter().Limit(), l.Limiter().Burst()}
 	}
+	v.guards = t.captureGuards()
 	return v
 }
 
@@ -111,6 +113,7 @@ func (t *Targets) Rollback(name string) error {
 			tb.Limiter().SetBurst(l.burst)
 		}
 	}
+	t.restoreGuards(v.guards)
 	t.record("rollback to "+name, nil)
 	return nil
 }
