@@ -118,7 +118,10 @@ type Verdict struct {
 	// Samples is the number of requests in the window.
 	Samples int `json:"samples"`
 	// Reason explains an inconclusive verdict.
-	Reason string        `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Notes say what moved the window without deciding the verdict: a
+	// phase of it that ran past its planned length.
+	Notes  []string      `json:"notes,omitempty"`
 	Checks []CheckResult `json:"checks"`
 	// Position is where the scenario writes the contract, for editors and
 	// CI annotations; package harness sets it from the scenario.

@@ -60,6 +60,7 @@ func (j *judged) verdict() Verdict {
 	w := j.w
 	v.Start, v.End = w.start, w.end
 	v.Samples = w.n
+	v.Notes = w.overrunNotes()
 	for _, a := range j.accs {
 		v.Checks = append(v.Checks, a.result())
 	}

@@ -27,6 +27,10 @@ type PhaseMetrics struct {
 	Name     string        `json:"name"`
 	Start    time.Duration `json:"start_ns"`
 	Duration time.Duration `json:"duration_ns"`
+	// Planned is the phase's planned length; Overrun how far it ran past
+	// it, 0 when it did not overrun (see timeline.Phase.Overrun).
+	Planned  time.Duration `json:"planned_ns,omitempty"`
+	Overrun  time.Duration `json:"overrun_ns,omitempty"`
 	Requests int           `json:"requests"`
 	RPS      float64       `json:"rps"`
 	P50      time.Duration `json:"p50_ns"`
@@ -176,7 +180,8 @@ func newMeasure(tl *timeline.Timeline, cls Classification, routes *routeCache) *
 	ms.m.Phases = make([]PhaseMetrics, len(phases))
 	for i, p := range phases {
 		pm := &ms.m.Phases[i]
-		*pm = PhaseMetrics{Name: p.Name, Start: off(p.Start), Duration: p.End.Sub(p.Start), Classes: map[Class]int{}, Statuses: map[string]int{}}
+		*pm = PhaseMetrics{Name: p.Name, Start: off(p.Start), Duration: p.End.Sub(p.Start), Planned: p.Planned, Overrun: p.Overrun(),
+			Classes: map[Class]int{}, Statuses: map[string]int{}}
 		if _, dup := ms.phases[p.Name]; !dup {
 			ms.phases[p.Name] = &phaseAcc{pm: pm, lat: newLatencies()}
 		}
@@ -304,6 +309,11 @@ func (ms *measure) result() *Measurement {
 		m.Findings = statusShifts(ms.tl, ms.base, ms.before, ms.during, ms.faulted)
 	}
 	m.Findings = append(m.Findings, ms.ages.findings()...)
+	for i, p := range ms.tl.Phases() {
+		if pm := &m.Phases[i]; pm.Overrun > 0 {
+			m.Findings = append(m.Findings, overrunFinding(p, pm.Overrun, pm.Max))
+		}
+	}
 	m.Series.Breakers = ms.bands()
 	m.Series.Phases = m.Phases
 	return m

@@ -89,7 +89,9 @@ func newWindow(tl *timeline.Timeline, s *Spec) (*window, error) {
 		}
 	}
 	if s.Last > 0 {
-		if l := ph.End.Add(-s.Last); l.After(w.start) {
+		// Counted back from the planned end: a phase held past its plan
+		// (see Overrun) sent nothing after it.
+		if l := plannedEnd(ph).Add(-s.Last); l.After(w.start) {
 			w.start = l
 		}
 	}

@@ -158,6 +158,9 @@ func evidenceText(c contract.Verdict) string {
 	if c.Reason != "" {
 		fmt.Fprintf(&b, "inconclusive: %s\n", c.Reason)
 	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	for _, ch := range c.Checks {
 		fmt.Fprintf(&b, "%s  %s: measured %s, expected %s (%d samples)\n", strings.ToUpper(string(ch.Outcome)), ch.Expect, ch.Measured, ch.Expected, ch.Samples)
 		if ch.Reason != "" && ch.Reason != c.Reason {

@@ -45,12 +45,18 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		}
 		for _, c := range s.Contracts {
 			if c.Outcome == contract.Pass {
+				for _, n := range c.Notes {
+					fmt.Fprintf(&evidence, "**%s / %s**: note: %s\n\n", s.Name, c.Name, n)
+				}
 				continue
 			}
 			fmt.Fprintf(&evidence, "#### %s %s / %s: %s\n\n", mark(c.Outcome), s.Name, c.Name, c.Outcome)
 			fmt.Fprintf(&evidence, "Window `%s`, %d requests.", c.Window, c.Samples)
 			if c.Reason != "" {
 				fmt.Fprintf(&evidence, " Inconclusive: %s.", strings.TrimSuffix(c.Reason, "."))
+			}
+			for _, n := range c.Notes {
+				fmt.Fprintf(&evidence, " Note: %s.", n)
 			}
 			evidence.WriteString("\n\n")
 			for _, ch := range c.Checks {

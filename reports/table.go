@@ -99,6 +99,9 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 			if c.Reason != "" {
 				line("%s / %s: inconclusive: %s", s.Name, c.Name, c.Reason)
 			}
+			for _, n := range c.Notes {
+				line("%s / %s: note: %s", s.Name, c.Name, n)
+			}
 			for _, ch := range c.Checks {
 				if ch.Outcome != contract.Fail || len(ch.Violations) == 0 {
 					continue

@@ -338,6 +338,9 @@ func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot,
 	if sh := st.shares(); sh != "" {
 		line += "  " + sh
 	}
+	if o := (timeline.Phase{Planned: p.Duration.D(), End: time.Time{}.Add(took)}).Overrun(); o > 0 {
+		line += fmt.Sprintf("  overran: planned %v, %v over", p.Duration.D(), o.Round(10*time.Millisecond))
+	}
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {

@@ -207,6 +207,35 @@ type Phase struct {
 	Planned time.Duration `json:"planned_ns"`
 }
 
+// A phase's load stops at its planned length, and the phase ends when the
+// last request still in flight is answered or times out. A service that
+// holds requests (a handler hanging on a dependency) keeps the phase going
+// past its plan: every later phase starts that much later, and a window
+// counted back from the phase's end would hold the held requests' answers
+// instead of the load the scenario describes.
+//
+// OverrunMin and OverrunShare say when a phase overran: when it ended more
+// than OverrunMin and more than OverrunShare of its planned length after
+// its planned end. Below that, the few milliseconds the last answers take
+// are no overrun.
+const (
+	OverrunMin   = 200 * time.Millisecond
+	OverrunShare = 0.1
+)
+
+// Overrun is how far the phase ran past its planned length; 0 when it did
+// not overrun (see OverrunMin), or when the record holds no plan.
+func (p Phase) Overrun() time.Duration {
+	if p.Planned <= 0 {
+		return 0
+	}
+	o := p.End.Sub(p.Start) - p.Planned
+	if o <= OverrunMin || float64(o) <= OverrunShare*float64(p.Planned) {
+		return 0
+	}
+	return o
+}
+
 // Timeline is a whole run record.
 type Timeline struct {
 	Meta     Meta
