@@ -75,9 +75,17 @@ func saveRun(t *testing.T, dir, threshold string, complete bool) {
 	writeScenario(t, dir, threshold)
 }
 
-// saveRunWith writes the timeline of saveRun, with meta's Vars and
-// RateScale, and no scenario.
+// saveRunWith writes the timeline of saveRun, with meta's Vars,
+// RateScale and Shard, starting at meta.Start when it is set, and no
+// scenario.
 func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
+	t.Helper()
+	saveRunSwitching(t, dir, meta, complete, true)
+}
+
+// saveRunSwitching is saveRunWith, switching the fault only when switches
+// is set (as shard 1 does, and shards 2..n do not).
+func saveRunSwitching(t *testing.T, dir string, meta timeline.Meta, complete, switches bool) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -88,6 +96,9 @@ func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
 	}
 	defer f.Close()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	if !meta.Start.IsZero() {
+		t0 = meta.Start
+	}
 	w := timeline.NewWriter(f)
 	must := func(err error) {
 		t.Helper()
@@ -95,14 +106,17 @@ func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
 			t.Fatal(err)
 		}
 	}
-	meta.Scenario, meta.File, meta.Start = "saved", filepath.Join(dir, "gone.yaml"), t0
+	if meta.Scenario == "" {
+		meta.Scenario = "saved"
+	}
+	meta.File, meta.Start = filepath.Join(dir, "gone.yaml"), t0
 	must(w.Meta(meta))
 	hits := int64(9)
 	seq := uint64(0)
 	for k, phase := range []string{"warmup", "fault"} {
 		start := t0.Add(time.Duration(k) * time.Second)
 		must(w.Event(timeline.Event{Time: start, Kind: timeline.PhaseStart, Phase: phase, Planned: time.Second}))
-		if phase == "fault" {
+		if phase == "fault" && switches {
 			must(w.Event(timeline.Event{Time: start, Kind: timeline.FaultOn, Phase: phase, Point: "demo/store/productQuery"}))
 		}
 		for i := 0; i < 100; i++ {
@@ -115,7 +129,7 @@ func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
 				Target: fmt.Sprintf("GET /products/%d", i%5+1), Status: 200, Latency: time.Millisecond, Headers: map[string]string{"X-Served-From": source}}))
 		}
 		must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.PhaseEnd, Phase: phase}))
-		if phase == "fault" {
+		if phase == "fault" && switches {
 			must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.FaultOff, Phase: phase, Point: "demo/store/productQuery"}))
 			must(w.Event(timeline.Event{Time: start.Add(time.Second), Kind: timeline.FaultHits, Phase: phase, Point: "demo/store/productQuery", Hits: &hits}))
 		}

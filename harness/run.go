@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
@@ -90,6 +92,9 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 			return nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
 		}
 		opts.Self = self
+	}
+	if err := checkShardTargets(scs, opts); err != nil {
+		return nil, err
 	}
 	if err := claimReportDir(opts.ReportDir, opts.Tool, reportFilesOf(opts.Formats)); err != nil {
 		return nil, err
@@ -229,6 +234,39 @@ func writeReports(out io.Writer, dir string, rep *reports.Report, formats []repo
 	}
 	for _, p := range paths {
 		reports.WriteWrapped(out, "report: "+p, width)
+	}
+	return nil
+}
+
+// checkShardTargets refuses to slice the load of a scenario whose target
+// chaoskit starts itself (a command or the demo): each shard would start
+// a service of its own and load only its slice of it, and the merged
+// verdict would judge services none of which got the scenario's load.
+func checkShardTargets(scs []*plan.Scenario, opts Options) error {
+	var flag string
+	switch {
+	case !opts.Shard.Whole():
+		flag = "--shard " + opts.Shard.String()
+	case opts.NoFaults:
+		flag = "--no-faults"
+	case opts.FaultsOnly:
+		flag = "--faults-only"
+	default:
+		return nil
+	}
+	for _, sc := range scs {
+		var starts string
+		switch {
+		case sc.Target.Command != nil:
+			starts = "target.command"
+		case sc.Target.Demo != nil:
+			starts = "target.demo"
+		default:
+			continue
+		}
+		return exitcode.New(exitcode.Invalid, "%s: %s on a target chaoskit starts itself (%s): each shard would start a service of its own and send it only its slice of the load; "+
+			"start the service once, where every shard reaches it, and give its address as target.url (with target.failpoints for point faults), or run without %s",
+			sc.File, flag, starts, strings.Fields(flag)[0])
 	}
 	return nil
 }
