@@ -70,7 +70,7 @@ func (j *judged) verdict() Verdict {
 	}
 	var unfired []string
 	for _, f := range w.inWindow {
-		if f.Hits != nil && *f.Hits == 0 {
+		if f.Hits != nil && *f.Hits == 0 && !j.unfiredJudged {
 			unfired = append(unfired, f.Point)
 		}
 	}

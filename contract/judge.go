@@ -39,15 +39,39 @@ type judged struct {
 	flight *inFlight
 	// k is the request in hand's class, reset for each request.
 	k classed
+	// unfiredJudged is JudgeOptions.UnfiredJudged.
+	unfiredJudged bool
+}
+
+// JudgeOptions are the ways one judge can be asked to judge a run. The
+// zero value judges as chaoskit run, report and merge do.
+type JudgeOptions struct {
+	// UnfiredJudged judges a contract whose window holds a fault that
+	// never fired on what its requests showed, instead of calling it
+	// inconclusive. Fault-schedule campaigns (fuzz, explore) judge so: a
+	// random schedule often switches a fault on a path no request took (a
+	// cache fault while the database is healthy), and the invariant still
+	// holds or not on what the requests showed; coverage counts the fault
+	// as scheduled but not fired. A run of a scenario written by hand
+	// keeps the default: a fault that never fired there is a fault that
+	// was not tested.
+	UnfiredJudged bool
 }
 
 // Judge judges contracts over a recorded run and, when cls is not nil,
-// measures the run for the reports (see Measure), in one pass over its
-// requests (two when a predicate reads baseline bodies: they are gathered
-// first). Memory stays independent of the run's length: every check
-// keeps counts, a latency sketch and at most its first violations. The
-// error is one reading the requests (a corrupt request stream).
+// measures the run for the reports (see Measure), with the default
+// options (see JudgeWith).
 func Judge(src timeline.Source, contracts []*Contract, cls *Classification) ([]Verdict, *Measurement, error) {
+	return JudgeWith(src, contracts, cls, JudgeOptions{})
+}
+
+// JudgeWith judges contracts over a recorded run and, when cls is not
+// nil, measures the run for the reports (see Measure), in one pass over
+// its requests (two when a predicate reads baseline bodies: they are
+// gathered first). Memory stays independent of the run's length: every
+// check keeps counts, a latency sketch and at most its first violations.
+// The error is one reading the requests (a corrupt request stream).
+func JudgeWith(src timeline.Source, contracts []*Contract, cls *Classification, opts JudgeOptions) ([]Verdict, *Measurement, error) {
 	head := src.Head()
 	routes := newRouteCache()
 	var base *baselines
@@ -64,6 +88,7 @@ func Judge(src timeline.Source, contracts []*Contract, cls *Classification) ([]V
 	for i, c := range contracts {
 		j := &judged{c: c}
 		js[i] = j
+		j.unfiredJudged = opts.UnfiredJudged
 		j.w, j.err = newWindow(head, &c.Spec)
 		if j.err != nil {
 			continue

@@ -175,7 +175,10 @@ func TestJudgeCountsAProxyFaultSwitchedOnAsFired(t *testing.T) {
 		{Time: t0.Add(time.Second), Kind: timeline.FaultOff, Phase: "faults-1", Point: "proxy/pg"},
 		{Time: t0.Add(time.Second), Kind: timeline.PhaseEnd, Phase: "faults-1"},
 	}}
-	o := Judge(trial, tl)
+	o, err := Judge(trial, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if h := o.Hits["faults-1/proxy/pg=latency"]; h != 1 {
 		t.Errorf("hits of the proxy fault: %d (all: %v), want 1", h, o.Hits)
 	}

@@ -68,27 +68,35 @@ type Trier interface {
 	Try(ctx context.Context, label string, s Schedule) (*Outcome, error)
 }
 
-// Judge evaluates the scenario's contracts on a timeline and measures the
-// run's classification mix and fault hits.
+// Judge judges the scenario's contracts on a recorded run with the one
+// judge every command uses (plan.Scenario.Judge), and measures the run's
+// classification mix and fault hits. It reads the run as a stream, in
+// bounded memory, as chaoskit report does.
 //
 // A fault whose marker never fired had no effect on the run: a random
 // schedule often switches on a fault on a path no request took (a cache
 // fault while the database is healthy). Unlike chaoskit run, which calls a
 // contract with such a fault in its window inconclusive (the service may be
 // a plain build, which the runner refuses before any fault is switched
-// on), Judge judges the invariant on what the requests showed; coverage
-// counts the fault as scheduled but not fired.
-func Judge(sc *plan.Scenario, tl *timeline.Timeline) *Outcome {
+// on), a campaign judges the invariant on what the requests showed
+// (contract.JudgeOptions.UnfiredJudged); coverage counts the fault as
+// scheduled but not fired. The error is one reading the requests.
+func Judge(sc *plan.Scenario, src timeline.Source) (*Outcome, error) {
 	o := &Outcome{Hits: map[string]int64{}}
-	fired := withoutUnfired(tl)
-	vs, _, _ := sc.Judge(fired, nil)
+	vs, _, err := sc.Judge(src, nil, contract.JudgeOptions{UnfiredJudged: true})
+	if err != nil {
+		return nil, err
+	}
 	for _, v := range vs {
 		o.Verdicts = append(o.Verdicts, v)
 		if v.Outcome == contract.Fail {
 			o.Failed = append(o.Failed, v.Name)
 		}
 	}
-	o.Mix = mix(sc, tl)
+	tl := src.Head()
+	if o.Mix, err = mix(sc, src); err != nil {
+		return nil, err
+	}
 	keys := map[string]string{}  // phase/path -> phase/key
 	proxied := map[string]bool{} // phase/path of proxy faults
 	for _, p := range sc.Phases {
@@ -115,32 +123,17 @@ func Judge(sc *plan.Scenario, tl *timeline.Timeline) *Outcome {
 			o.Hits[k]++
 		}
 	}
-	return o
-}
-
-// withoutUnfired returns tl without the hit counts of faults that never
-// fired.
-func withoutUnfired(tl *timeline.Timeline) *timeline.Timeline {
-	out := *tl
-	out.Events = nil
-	for _, e := range tl.Events {
-		if e.Kind == timeline.FaultHits && e.Hits != nil && *e.Hits == 0 {
-			continue
-		}
-		out.Events = append(out.Events, e)
-	}
-	return &out
+	return o, nil
 }
 
 // mix returns the classes serving at least MixShare of the requests sent
 // while a fault was on.
-func mix(sc *plan.Scenario, tl *timeline.Timeline) []string {
-	spans := contract.FaultSpans(tl)
+func mix(sc *plan.Scenario, src timeline.Source) ([]string, error) {
+	spans := contract.FaultSpans(src.Head())
 	cls := sc.Classification()
 	counts := map[string]int{}
 	n := 0
-	for i := range tl.Requests {
-		r := &tl.Requests[i]
+	err := src.EachRequest(func(r *timeline.Request) error {
 		on := false
 		for _, s := range spans {
 			if !r.Time.Before(s.On) && (s.Off.IsZero() || r.Time.Before(s.Off)) {
@@ -149,7 +142,7 @@ func mix(sc *plan.Scenario, tl *timeline.Timeline) []string {
 			}
 		}
 		if !on {
-			continue
+			return nil
 		}
 		n++
 		c, src := cls.Classify(r)
@@ -158,6 +151,10 @@ func mix(sc *plan.Scenario, tl *timeline.Timeline) []string {
 			name += ":" + src
 		}
 		counts[name]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for name, k := range counts {
@@ -166,5 +163,5 @@ func mix(sc *plan.Scenario, tl *timeline.Timeline) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }

@@ -209,7 +209,7 @@ func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runEr
 	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
 	if src != nil {
 		cls := sc.Classification()
-		verdicts, m, err := sc.Judge(src, &cls)
+		verdicts, m, err := sc.Judge(src, &cls, contract.JudgeOptions{})
 		rep.Contracts = verdicts
 		if m != nil {
 			rep.AddMeasurement(*m)

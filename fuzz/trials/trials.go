@@ -69,14 +69,26 @@ func Run(ctx context.Context, sc *plan.Scenario, opts runner.Options, dir string
 	if err != nil {
 		return nil, err
 	}
-	// A trial is short: its whole record, requests included, fits in
-	// memory, and fuzz.Judge reads it that way.
-	tl, err := timeline.Load(res.Dir)
+	o, err := Judge(sc, res.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir, o.File, o.Elapsed = dir, sc.File, time.Since(start)
+	return o, nil
+}
+
+// Judge judges the trial recorded in the run directory dir as fuzz and
+// explore do: read as chaoskit report reads it, by the one judge
+// (fuzz.Judge).
+func Judge(sc *plan.Scenario, dir string) (*fuzz.Outcome, error) {
+	src, err := timeline.OpenDir(dir)
 	if err != nil {
 		return nil, &runner.InfraError{Msg: "cannot read the trial's timeline", Err: err}
 	}
-	o := fuzz.Judge(sc, tl)
-	o.Dir, o.File, o.Elapsed = dir, sc.File, time.Since(start)
+	o, err := fuzz.Judge(sc, src)
+	if err != nil {
+		return nil, &runner.InfraError{Msg: "cannot read the trial's requests", Err: err}
+	}
 	return o, nil
 }
 
