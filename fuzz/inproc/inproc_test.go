@@ -2,8 +2,10 @@ package inproc
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -151,4 +154,64 @@ func FuzzShopInProcess(f *testing.F) {
 			t.Fatalf("%s broke %s; replay: chaoskit run %s", s, strings.Join(o.Failed, "; "), o.File)
 		}
 	})
+}
+
+// An in-process trial records exactly the response headers its scenario
+// names (plan.Scenario.RecordedHeaders: its classification, the target
+// profile's conventions, its predicates) besides the two every run keeps,
+// as a trial run as a process does: binding the test's handler changes
+// the service, never what is recorded.
+func TestInProcessTrialsRecordTheHeadersTheScenarioNames(t *testing.T) {
+	needLive(t)
+	sc := shop(t)
+	tr := trier(t, sc, "")
+	o, err := tr.Try(context.Background(), "headers", dbErrors(short(sc.Fuzz)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trial, err := plan.LoadFile(o.File, tr.Load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, all := trial.RecordedHeaders()
+	if all {
+		t.Fatalf("the shop scenario names headers by computed names; this test wants it to name them")
+	}
+	named := map[string]bool{"Retry-After": true, "Content-Type": true}
+	for _, n := range names {
+		named[http.CanonicalHeaderKey(n)] = true
+	}
+	src, err := timeline.OpenDir(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded := map[string]int{}
+	n := 0
+	err = src.EachRequest(func(r *timeline.Request) error {
+		n++
+		for k := range r.Headers {
+			recorded[k]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("the trial recorded no request")
+	}
+	for k, c := range recorded {
+		if !named[k] {
+			t.Errorf("header %s recorded on %d requests, and the scenario names only %v", k, c, slices.Sorted(maps.Keys(named)))
+		}
+	}
+	cls := trial.Classification()
+	for _, k := range []string{cls.SourceHeader, cls.AgeHeader} {
+		if k == "" {
+			t.Fatalf("the shop scenario's classification names no source or age header: %+v", cls)
+		}
+		if recorded[http.CanonicalHeaderKey(k)] == 0 {
+			t.Errorf("header %s, which the scenario's classification reads, was recorded on none of %d requests (recorded: %v)", k, n, recorded)
+		}
+	}
 }
