@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/netfault"
 )
 
@@ -292,91 +291,4 @@ func (d Dependency) usesOwnPort() bool {
 		}
 	}
 	return false
-}
-
-// processActions are what a process fault may do.
-var processActions = []string{"kill", "terminate", "pause", "restart"}
-
-// validateProxyFault checks a fault on a proxy and fills in Path, Term and
-// Net.
-func (v *validator) validateProxyFault(fat string, f *Fault) bool {
-	if f.Point != "" || f.Process != "" {
-		v.errorf(fat, "split it into one fault per source", "a fault names one of point, proxy or process")
-		return false
-	}
-	found := false
-	var names []string
-	for _, p := range v.sc.Proxies {
-		found = found || p.Name == f.Proxy
-		names = append(names, p.Name)
-	}
-	if !found {
-		hint := "declare it under proxies: [{name: " + f.Proxy + ", upstream: ...}]"
-		if len(names) > 0 {
-			hint = suggest.Hint(f.Proxy, names)
-		}
-		v.errorf(fat+".proxy", hint, "no proxy named %q", f.Proxy)
-		return false
-	}
-	if f.Value != "" || f.Count != 0 {
-		field := ".value"
-		if f.Value == "" {
-			field = ".count"
-		}
-		v.errorf(fat+field, "give a proxy fault's settings by name (latency, jitter, rate, delay, timeout, bytes, average_size, size_variation)", "a proxy fault takes no value or count")
-		return false
-	}
-	pf := f.ProxyFault
-	nf := netfault.Fault{Proxy: f.Proxy, Kind: netfault.Kind(f.Action), Direction: netfault.Direction(pf.Direction),
-		Probability: f.Probability, Latency: pf.Latency.D(), Jitter: pf.Jitter.D(), Rate: pf.Rate, Delay: pf.Delay.D(),
-		Timeout: pf.Timeout.D(), Bytes: pf.Bytes, AverageSize: pf.AverageSize, SizeVariation: pf.SizeVariation}
-	var fe *netfault.FieldError
-	if err := nf.Validate(); errors.As(err, &fe) {
-		field := fe.Field
-		if field == "kind" {
-			field = "action"
-		}
-		v.errorf(fat+"."+field, fe.Fix, "%s", fe.Problem)
-		return false
-	} else if err != nil {
-		v.errorf(fat, "", "%v", err)
-		return false
-	}
-	f.Path, f.Term, f.Net = "proxy/"+f.Proxy, nf.String(), &nf
-	return true
-}
-
-// validateProcessFault checks a process fault and fills in Path and Term.
-func (v *validator) validateProcessFault(fat string, f *Fault) bool {
-	if f.Point != "" {
-		v.errorf(fat, "split it into one fault per source", "a fault names one of point, proxy or process")
-		return false
-	}
-	names := []string{TargetProcess}
-	for _, d := range v.sc.Dependencies {
-		names = append(names, d.Name)
-	}
-	switch {
-	case !slices.Contains(names, f.Process):
-		v.errorf(fat+".process", suggest.Hint(f.Process, names), "no process named %q: process faults act on the target or a dependency", f.Process)
-		return false
-	case f.Process == TargetProcess && v.sc.Target.Demo == nil && v.sc.Target.Command == nil:
-		v.errorf(fat+".process", "give target.command, so that chaoskit starts the service and can stop it", "the target is not started by chaoskit, so it cannot be killed or paused")
-		return false
-	case !slices.Contains(processActions, f.Action):
-		v.errorf(fat+".action", suggest.Hint(f.Action, processActions), "unknown process action %q", f.Action)
-		return false
-	case f.Value != "" || f.Count != 0 || f.Probability != 0 || f.ProxyFault != (ProxyFault{}):
-		v.errorf(fat, "remove everything but process, action, after and for", "a process fault takes no value, count, probability or proxy settings")
-		return false
-	case f.Action == "restart" && f.For != 0:
-		v.errorf(fat+".for", "remove for: restart starts the process again at once; for a longer outage write action: kill (or terminate) with for", "a restart has no duration")
-		return false
-	}
-	f.Path = "process/" + f.Process
-	f.Term = "process " + f.Process + " " + f.Action
-	if f.For > 0 && f.Action != "restart" {
-		f.Term += " for " + f.For.D().String()
-	}
-	return true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/chaoskit/chaoskit/fault/point"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/scenarios"
@@ -281,7 +282,7 @@ func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catal
 	if cat != nil {
 		p, err := cat.Resolve(f.Point)
 		if err != nil {
-			v.errorf(at+".point", catalogHint(err, cat), "%v", err)
+			v.errorf(at+".point", point.CatalogHint(err, cat), "%v", err)
 			return
 		}
 		f.Path = p

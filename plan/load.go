@@ -1081,7 +1081,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
 		src := f.Source()
-		if !src.check(v, fat, f, cat) {
+		if !v.checkFault(src, fat, f, cat) {
 			continue
 		}
 		on, off := f.Window(p.Duration.D())
@@ -1095,60 +1095,12 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		}
 		for _, w := range windows[f.Path] {
 			if on < w.off && w.on < off {
-				src.overlap(v, fat, f, p.Name)
+				spec := f.Spec()
+				src.Overlap(faultScope{v, fat, cat}, &spec, p.Name)
 			}
 		}
 		windows[f.Path] = append(windows[f.Path], window{on, off, fat})
 	}
-}
-
-// checkPointFault checks a failpoint fault: its point resolved against the
-// target's catalog (when known) and its action made a term.
-func (v *validator) checkPointFault(fat string, f *Fault, cat *inject.Catalog) bool {
-	if f.Point == "" {
-		v.errorf(fat+".point", "add point: name-of-failpoint (or proxy: NAME, or process: NAME)", "fault has no point")
-		return false
-	}
-	if f.ProxyFault != (ProxyFault{}) {
-		v.errorf(fat, "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
-		return false
-	}
-	f.Path = f.Point
-	if cat != nil {
-		path, err := cat.Resolve(f.Point)
-		if err != nil {
-			v.errorf(fat+".point", catalogHint(err, cat), "%v", err)
-			return false
-		}
-		f.Path = path
-	}
-	action := inject.Action(f.Action)
-	if !isAction(action) {
-		v.errorf(fat+".action", suggest.Hint(f.Action, actionNames()), "unknown fault action %q", f.Action)
-		return true // its window is still checked
-	}
-	if !(f.Probability >= 0 && f.Probability <= 1) { // NaN too
-		v.errorf(fat+".probability", "write a share such as 0.3", "probability %v is outside 0..1", f.Probability)
-		return true
-	}
-	if f.Count < 0 {
-		v.errorf(fat+".count", "", "count %d is negative", f.Count)
-		return true
-	}
-	term, err := inject.Fault{Action: action, Value: f.Value, Probability: f.Probability, Count: f.Count}.Term(f.Path)
-	if err == nil && action == inject.Term {
-		err = inject.CheckTerm(term)
-	}
-	if err != nil {
-		field := ".action"
-		if f.Value != "" {
-			field = ".value"
-		}
-		v.errorf(fat+field, "", "%v", err)
-		return true
-	}
-	f.Term = term
-	return true
 }
 
 // catalogReported says whether the catalog error was already recorded.
@@ -1159,62 +1111,6 @@ func (v *validator) catalogReported() bool {
 		}
 	}
 	return false
-}
-
-func catalogHint(err error, cat *inject.Catalog) string {
-	var re *inject.ResolveError
-	if errors.As(err, &re) && len(re.Candidates) == 0 {
-		names := nearFirst(cat.Paths(), re.Name)
-		if len(names) > 6 {
-			names = append(names[:6], "…")
-		}
-		return "the target's failpoints are " + strings.Join(names, ", ")
-	}
-	return ""
-}
-
-// nearFirst orders the catalog so that the failpoints in the package the
-// user named ("store/nosuch" names a package ending in store) come first:
-// a truncated list then still shows the ones the user was after.
-func nearFirst(paths []string, name string) []string {
-	i := strings.LastIndex(name, "/")
-	if i < 0 {
-		return paths
-	}
-	pkg := name[:i]
-	inPkg := func(p string) bool {
-		dir := p[:max(strings.LastIndex(p, "/"), 0)]
-		return dir == pkg || strings.HasSuffix(dir, "/"+pkg)
-	}
-	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		if inPkg(p) {
-			out = append(out, p)
-		}
-	}
-	for _, p := range paths {
-		if !inPkg(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func isAction(a inject.Action) bool {
-	for _, x := range inject.Actions {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
-func actionNames() []string {
-	out := make([]string, len(inject.Actions))
-	for i, a := range inject.Actions {
-		out[i] = string(a)
-	}
-	return out
 }
 
 // yamlFields lists every field name the schema knows, for unknown-field hints.

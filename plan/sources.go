@@ -1,67 +1,71 @@
 package plan
 
-import "github.com/chaoskit/chaoskit/inject"
+import (
+	"github.com/chaoskit/chaoskit/fault"
+	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/netfault"
 
-// FaultSource is one source of faults: failpoint markers inside the
-// service, the scenario's proxies, or processes. Everything that differs
-// between sources is said here, once; the loader, the runner and fuzzing
-// ask a fault's source (Fault.Source) instead of telling sources apart. A
-// new source is its own check and actuator plus one entry of faultSources
-// (and of the runner's actuators).
-type FaultSource struct {
-	// Name is the key a fault names its source by: point, proxy, process.
-	Name string
-	// Marker says the source's faults act through failpoint markers in the
-	// target: they have hits to count, die with the target, and outlive
-	// chaoskit, so the rollback record lists them.
-	Marker bool
-	// named says whether f names this source.
-	named func(f *Fault) bool
-	// check validates f (fat is where it is written), filling in its Path
-	// and Term; false leaves the fault's window unchecked.
-	check func(v *validator, fat string, f *Fault, cat *inject.Catalog) bool
-	// overlap reports f switched on while another fault of the same thing
-	// is on, in phase.
-	overlap func(v *validator, fat string, f *Fault, phase string)
-}
+	// The fault sources, one line each (see package fault).
+	_ "github.com/chaoskit/chaoskit/fault/point"
+	_ "github.com/chaoskit/chaoskit/fault/process"
+	_ "github.com/chaoskit/chaoskit/fault/proxy"
+)
 
-// Label is how a log line names f: the point and its action for a
-// failpoint, the description of any other fault.
-func (s *FaultSource) Label(f Fault) string {
-	if s.Marker {
-		return f.Point + "=" + f.Action
-	}
-	return f.Term
-}
-
-// faultSources are the sources of faults, tried in order; the failpoint,
-// named by a point or by nothing else, comes last.
-var faultSources = []*FaultSource{
-	{Name: "proxy", named: func(f *Fault) bool { return f.Proxy != "" },
-		check: func(v *validator, fat string, f *Fault, _ *inject.Catalog) bool { return v.validateProxyFault(fat, f) },
-		overlap: func(v *validator, fat string, f *Fault, phase string) {
-			v.errorf(fat+".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q", f.Proxy, phase)
-		}},
-	{Name: "process", named: func(f *Fault) bool { return f.Process != "" },
-		check: func(v *validator, fat string, f *Fault, _ *inject.Catalog) bool {
-			return v.validateProcessFault(fat, f)
-		},
-		overlap: func(v *validator, fat string, f *Fault, phase string) {
-			v.errorf(fat+".process", "give the actions separate after/for windows", "process %s has two actions at once in phase %q", f.Process, phase)
-		}},
-	{Name: "point", Marker: true, named: func(*Fault) bool { return true },
-		check: (*validator).checkPointFault,
-		overlap: func(v *validator, fat string, f *Fault, phase string) {
-			v.errorf(fat+".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", f.Path, phase)
-		}},
+// Spec returns f as its source sees it.
+func (f Fault) Spec() fault.Spec {
+	pf := f.ProxyFault
+	return fault.Spec{Point: f.Point, Proxy: f.Proxy, Process: f.Process, Action: f.Action, Value: f.Value,
+		Probability: f.Probability, Count: f.Count, For: f.For.D(),
+		Settings: netfault.Fault{Direction: netfault.Direction(pf.Direction), Latency: pf.Latency.D(), Jitter: pf.Jitter.D(),
+			Rate: pf.Rate, Delay: pf.Delay.D(), Timeout: pf.Timeout.D(), Bytes: pf.Bytes, AverageSize: pf.AverageSize, SizeVariation: pf.SizeVariation},
+		Path: f.Path, Term: f.Term, Net: f.Net}
 }
 
 // Source returns the source f comes from.
-func (f Fault) Source() *FaultSource {
-	for _, s := range faultSources {
-		if s.named(&f) {
-			return s
-		}
-	}
-	panic("plan: no fault source") // the failpoint source names every fault
+func (f Fault) Source() *fault.Source {
+	s := f.Spec()
+	return fault.Of(&s)
 }
+
+// checkFault checks f (written at fat) by its source, filling in its Path,
+// Term and Net; false leaves the fault's window unchecked.
+func (v *validator) checkFault(src *fault.Source, fat string, f *Fault, cat *inject.Catalog) bool {
+	s := f.Spec()
+	ok := src.Check(faultScope{v, fat, cat}, &s)
+	f.Path, f.Term, f.Net = s.Path, s.Term, s.Net
+	return ok
+}
+
+// faultScope is what a fault source's check asks of the scenario
+// (fault.Scope), for the fault written at at.
+type faultScope struct {
+	v   *validator
+	at  string
+	cat *inject.Catalog
+}
+
+func (s faultScope) Errorf(field, hint, format string, args ...any) {
+	s.v.errorf(s.at+field, hint, format, args...)
+}
+
+func (s faultScope) Proxies() []string {
+	var names []string
+	for _, p := range s.v.sc.Proxies {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+func (s faultScope) Processes() []string {
+	names := []string{TargetProcess}
+	for _, d := range s.v.sc.Dependencies {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+func (s faultScope) TargetStarted() bool {
+	return s.v.sc.Target.Demo != nil || s.v.sc.Target.Command != nil
+}
+
+func (s faultScope) Catalog() *inject.Catalog { return s.cat }

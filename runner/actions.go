@@ -148,17 +148,17 @@ func (r *run) managedNamed(name string) *managed {
 
 // actionOn carries out the start of a process fault: kill, terminate,
 // pause, or (restart) terminate, which actionOff follows at once.
-func (r *run) actionOn(f plan.Fault) error {
-	m := r.managedNamed(f.Process)
+func (r *run) actionOn(process, action string) error {
+	m := r.managedNamed(process)
 	if m == nil {
-		return infra("process fault on "+f.Process+", which chaoskit did not start", "", nil)
+		return infra("process fault on "+process+", which chaoskit did not start", "", nil)
 	}
 	p, _, _ := m.current()
 	if p.exited() {
-		return infra(fmt.Sprintf("cannot %s %s: it is not running (%s)", f.Action, f.Process, p.exitDescription()), "see its output in the run directory", nil)
+		return infra(fmt.Sprintf("cannot %s %s: it is not running (%s)", action, process, p.exitDescription()), "see its output in the run directory", nil)
 	}
-	data := map[string]any{"process": f.Process, "pid": p.pid(), "action": f.Action, "planned": true}
-	switch f.Action {
+	data := map[string]any{"process": process, "pid": p.pid(), "action": action, "planned": true}
+	switch action {
 	case "kill":
 		m.kill()
 		r.event(processEvent("killed", data))
@@ -177,15 +177,15 @@ func (r *run) actionOn(f plan.Fault) error {
 // actionOff ends a process fault: a paused process continues, a killed or
 // terminated one is started again on the same ports and waited for until
 // it is ready, so that the time to recover is measured from there.
-func (r *run) actionOff(ctx context.Context, f plan.Fault) error {
-	m := r.managedNamed(f.Process)
+func (r *run) actionOff(ctx context.Context, process, action string) error {
+	m := r.managedNamed(process)
 	if m == nil {
 		return nil
 	}
-	if f.Action == "pause" {
+	if action == "pause" {
 		m.resume()
 		p, _, _ := m.current()
-		r.event(processEvent("continued", map[string]any{"process": f.Process, "pid": p.pid(), "planned": true}))
+		r.event(processEvent("continued", map[string]any{"process": process, "pid": p.pid(), "planned": true}))
 		return nil
 	}
 	if !m.down() {
@@ -197,8 +197,8 @@ func (r *run) actionOff(ctx context.Context, f plan.Fault) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return infra(fmt.Sprintf("%s did not come back after %s", f.Process, f.Action), "see its output in the run directory", err)
+		return infra(fmt.Sprintf("%s did not come back after %s", process, action), "see its output in the run directory", err)
 	}
-	r.event(processEvent("restarted", map[string]any{"process": f.Process, "pid": p.pid(), "ready_after_ns": time.Since(began), "planned": true}))
+	r.event(processEvent("restarted", map[string]any{"process": process, "pid": p.pid(), "ready_after_ns": time.Since(began), "planned": true}))
 	return nil
 }

@@ -3,73 +3,41 @@ package runner
 import (
 	"context"
 
+	"github.com/chaoskit/chaoskit/fault"
+	"github.com/chaoskit/chaoskit/netfault"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
-// actuator switches the faults of one source (plan.FaultSource) on and
-// off in a run. It is the only place the runner tells sources apart.
-type actuator interface {
-	on(f plan.Fault) error
-	// off switches f off; rollingBack is set while the run's end rolls
-	// back. f may know only its Path (a failpoint an earlier run left on).
-	off(f plan.Fault, rollingBack bool) error
-	// backAtOnce says f is over once it is on (a restart: down and up
-	// again), so it is switched off right after.
-	backAtOnce(f plan.Fault) bool
-}
+// actuator returns the run's actuator of f's source (package fault): the
+// runner never tells sources apart.
+func (r *run) actuator(f plan.Fault) fault.Actuator { return f.Source().Actuator(runEnv{r}) }
 
-// actuators make a run's actuator of each fault source, by source name:
-// adding a source is one line here and one in plan's faultSources.
-var actuators = map[string]func(r *run) actuator{
-	"point":   func(r *run) actuator { return pointActuator{r} },
-	"proxy":   func(r *run) actuator { return proxyActuator{r} },
-	"process": func(r *run) actuator { return processActuator{r} },
-}
+// runEnv is what a run lends the fault sources' actuators (fault.Env).
+type runEnv struct{ r *run }
 
-// actuator returns the run's actuator of f's source.
-func (r *run) actuator(f plan.Fault) actuator { return actuators[f.Source().Name](r) }
-
-// pointActuator switches failpoints through the target's control endpoint,
-// with retries.
-type pointActuator struct{ r *run }
-
-func (a pointActuator) on(f plan.Fault) error {
-	return enableRetry.do(a.r.controlCtx(), func(c context.Context) error {
-		return a.r.tgt.control.Enable(c, f.Path, f.Term)
+func (e runEnv) EnableFailpoint(path, term string) error {
+	return enableRetry.do(e.r.controlCtx(), func(c context.Context) error {
+		return e.r.tgt.control.Enable(c, path, term)
 	})
 }
 
-func (a pointActuator) off(f plan.Fault, _ bool) error {
-	if a.r.tgt.control == nil {
+func (e runEnv) DisableFailpoint(path string) error {
+	if e.r.tgt.control == nil {
 		return nil // no failpoint can have been switched on
 	}
-	return disableRetry.do(a.r.controlCtx(), func(c context.Context) error {
-		return a.r.tgt.control.Disable(c, f.Path)
+	return disableRetry.do(e.r.controlCtx(), func(c context.Context) error {
+		return e.r.tgt.control.Disable(c, path)
 	})
 }
 
-func (pointActuator) backAtOnce(plan.Fault) bool { return false }
+func (e runEnv) EnableProxy(f netfault.Fault) error { return e.r.proxies.Enable(f) }
 
-// proxyActuator puts toxics on the run's in-process proxies.
-type proxyActuator struct{ r *run }
+func (e runEnv) DisableProxy(f netfault.Fault) error { return e.r.proxies.Disable(f) }
 
-func (a proxyActuator) on(f plan.Fault) error { return a.r.proxies.Enable(*f.Net) }
-
-func (a proxyActuator) off(f plan.Fault, _ bool) error { return a.r.proxies.Disable(*f.Net) }
-
-func (proxyActuator) backAtOnce(plan.Fault) bool { return false }
-
-// processActuator kills, pauses, terminates or restarts a process chaoskit
-// started (see actions.go).
-type processActuator struct{ r *run }
-
-func (a processActuator) on(f plan.Fault) error { return a.r.actionOn(f) }
-
-func (a processActuator) off(f plan.Fault, rollingBack bool) error {
-	if rollingBack && f.Action != "pause" {
-		return nil // the run is over: nothing to bring back for
-	}
-	return a.r.actionOff(a.r.controlCtx(), f)
+func (e runEnv) StartProcessFault(process, action string) error {
+	return e.r.actionOn(process, action)
 }
 
-func (processActuator) backAtOnce(f plan.Fault) bool { return f.Action == "restart" }
+func (e runEnv) EndProcessFault(process, action string) error {
+	return e.r.actionOff(e.r.controlCtx(), process, action)
+}

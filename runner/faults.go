@@ -102,7 +102,7 @@ type faults struct {
 	// switching it off knows its source; rollingBack is set while the
 	// run's end rolls back, when a process taken down stays down.
 	switched    map[string]plan.Fault
-	marker      map[string]bool // paths of failpoints (plan.FaultSource.Marker)
+	marker      map[string]bool // paths of failpoints (fault.Source.Marker)
 	rollingBack bool
 }
 
@@ -116,7 +116,7 @@ func (fs *faults) switchOff(path string) error {
 	if !ok {
 		f = plan.Fault{Path: path}
 	}
-	return fs.run.actuator(f).off(f, rollingBack)
+	return fs.run.actuator(f).Off(f.Spec(), rollingBack)
 }
 
 // expect records, before a phase starts, every failpoint the phase may
@@ -182,7 +182,7 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 		go func() {
 			defer wg.Done()
 			act := r.actuator(f)
-			err := act.on(f)
+			err := act.On(f.Spec())
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err
@@ -194,7 +194,7 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 				e.Message = f.Term
 			}
 			r.event(e)
-			if act.backAtOnce(f) {
+			if act.BackAtOnce(f.Spec()) {
 				// Down and up again at once: the fault is off once the
 				// process is ready.
 				errs[i] = fs.disable(phase, ack, []string{f.Path}, "")

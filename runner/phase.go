@@ -344,7 +344,7 @@ func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot,
 	if len(p.Faults) > 0 {
 		var s []string
 		for _, f := range p.Faults {
-			s = append(s, f.Source().Label(f))
+			s = append(s, f.Source().Label(f.Spec()))
 		}
 		line += "  faults: " + strings.Join(s, ", ")
 		if len(acks) > 0 {

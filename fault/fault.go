@@ -1,0 +1,134 @@
+// Package fault is the registry of fault sources: failpoint markers in
+// the target (fault/point), the scenario's proxies (fault/proxy), the
+// processes chaoskit started (fault/process). A source is its own package:
+// it says which faults it is named by, checks them as the loader reads
+// them, and switches them on and off in a run through the Env the runner
+// lends it. It registers itself with one Register call, and the loader
+// links it with one import line (plan/sources.go); nothing else tells
+// sources apart.
+package fault
+
+import (
+	"time"
+
+	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/netfault"
+)
+
+// Spec is one fault of a scenario as its source sees it: what the
+// scenario writes, and what the source's Check fills in.
+type Spec struct {
+	// Point, Proxy and Process name what the fault acts on; which of them
+	// is written says the source.
+	Point, Proxy, Process string
+	Action, Value         string
+	Probability           float64
+	Count                 int
+	// For is how long the fault lasts; zero is to the end of its phase.
+	For time.Duration
+	// Settings are a proxy fault's settings as written (direction,
+	// latency, ...); the zero value when none is.
+	Settings netfault.Fault
+
+	// Path is what the fault acts on, filled in by Check: the failpoint's
+	// full path, "proxy/NAME" or "process/NAME".
+	Path string
+	// Term is the failpoint term, or another source's description of the
+	// fault ("proxy postgres latency 300ms ±50ms"), filled in by Check.
+	Term string
+	// Net is a proxy fault as netfault runs it, filled in by Check.
+	Net *netfault.Fault
+}
+
+// Scope is what a source's Check may ask of the scenario being loaded.
+type Scope interface {
+	// Errorf records an error at field of the fault (".point", or "" for
+	// the fault itself), with a hint that says what would be right.
+	Errorf(field, hint, format string, args ...any)
+	// Proxies names the scenario's proxies.
+	Proxies() []string
+	// Processes names the processes a fault may act on: the target first,
+	// then the dependencies.
+	Processes() []string
+	// TargetStarted says whether chaoskit starts the target, and so can
+	// stop it.
+	TargetStarted() bool
+	// Catalog is the target's failpoints, nil when not known.
+	Catalog() *inject.Catalog
+}
+
+// Env is what a run lends the actuators: the means to switch faults in
+// the target, its proxies and its processes.
+type Env interface {
+	// EnableFailpoint and DisableFailpoint switch a failpoint through the
+	// target's control endpoint, with retries; disabling without an
+	// endpoint does nothing.
+	EnableFailpoint(path, term string) error
+	DisableFailpoint(path string) error
+	// EnableProxy and DisableProxy put a fault on the run's proxies.
+	EnableProxy(f netfault.Fault) error
+	DisableProxy(f netfault.Fault) error
+	// StartProcessFault and EndProcessFault kill, terminate, pause or
+	// restart a process chaoskit started, and bring it back.
+	StartProcessFault(process, action string) error
+	EndProcessFault(process, action string) error
+}
+
+// Actuator switches the faults of one source on and off in a run.
+type Actuator interface {
+	On(s Spec) error
+	// Off switches s off; rollingBack is set while the run's end rolls
+	// back. s may know only its Path (a failpoint an earlier run left on).
+	Off(s Spec, rollingBack bool) error
+	// BackAtOnce says s is over once it is on (a restart: down and up
+	// again), so it is switched off right after.
+	BackAtOnce(s Spec) bool
+}
+
+// Source is one source of faults.
+type Source struct {
+	// Name is the key a fault names its source by: point, proxy, process.
+	Name string
+	// Marker says the source's faults act through failpoint markers in the
+	// target: they have hits to count, die with the target, and outlive
+	// chaoskit, so the rollback record lists them.
+	Marker bool
+	// Names says whether s is one of this source's faults. The sources'
+	// answers exclude each other.
+	Names func(s *Spec) bool
+	// Check validates s, filling in its Path, Term (and Net); false leaves
+	// the fault's window unchecked.
+	Check func(sc Scope, s *Spec) bool
+	// Overlap reports s switched on while another fault of the same Path
+	// is on, in phase.
+	Overlap func(sc Scope, s *Spec, phase string)
+	// Actuator makes the source's actuator in a run.
+	Actuator func(env Env) Actuator
+}
+
+// Label is how a log line names s: the point and its action for a
+// failpoint, the description of any other fault.
+func (src *Source) Label(s Spec) string {
+	if src.Marker {
+		return s.Point + "=" + s.Action
+	}
+	return s.Term
+}
+
+var sources []*Source
+
+// Register adds a source; each source's package calls it once, from init.
+func Register(src *Source) { sources = append(sources, src) }
+
+// Sources returns the registered sources.
+func Sources() []*Source { return sources }
+
+// Of returns the source s comes from.
+func Of(s *Spec) *Source {
+	for _, src := range sources {
+		if src.Names(s) {
+			return src
+		}
+	}
+	panic("fault: no source names the fault (is its package imported?)")
+}
