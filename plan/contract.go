@@ -305,7 +305,13 @@ func fillPlaceholder(kind, name string, headers map[string]string, body string) 
 // ReadTarget fills the read template from an acknowledgement's kept
 // headers and body, giving the method and path to read the write back.
 func (w *Write) ReadTarget(headers map[string]string, body string) (method, urlPath string, err error) {
-	method, tmpl, _ := strings.Cut(strings.TrimSpace(w.Read), " ")
+	return w.ReadTargetWith(headers, body, nil)
+}
+
+// ReadTargetWith is ReadTarget with the values setup steps captured, for
+// the {capture.NAME} placeholders of the read template.
+func (w *Write) ReadTargetWith(headers map[string]string, body string, caps Captures) (method, urlPath string, err error) {
+	method, tmpl, _ := strings.Cut(strings.TrimSpace(caps.Fill(w.Read)), " ")
 	urlPath = placeholder.ReplaceAllStringFunc(strings.TrimSpace(tmpl), func(m string) string {
 		sub := placeholder.FindStringSubmatch(m)
 		v, _ := fillPlaceholder(sub[1], sub[2], headers, body)
@@ -464,8 +470,8 @@ func (v *validator) validateWrites() {
 			v.errorf(at, "add read: GET /orders/{json.id}", "write %d does not say how to read it back", i+1)
 		case !methods[strings.ToUpper(method)] || !(strings.HasPrefix(p, "/") || strings.HasPrefix(p, "{header.")):
 			v.errorf(at+".read", "write a method and a path, e.g. GET /orders/{json.id}", "bad read %q", w.Read)
-		case strings.Count(p, "{") != len(placeholder.FindAllString(p, -1)):
-			v.errorf(at+".read", "placeholders are {json.PATH} and {header.NAME}", "bad placeholder in read %q", w.Read)
+		case strings.Count(p, "{") != len(placeholder.FindAllString(p, -1))+len(captureRef.FindAllString(p, -1)):
+			v.errorf(at+".read", "placeholders are {json.PATH}, {header.NAME} and {capture.NAME}", "bad placeholder in read %q", w.Read)
 		}
 		v.validateReadHeaders(at, w)
 	}

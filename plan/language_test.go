@@ -291,14 +291,14 @@ func TestTemplates(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, w := range tt.want {
-			if got := tpl.render(uint64(i), uint64(i+1), rnd.rnd); got != w {
+			if got := tpl.render(uint64(i), uint64(i+1), rnd.rnd, nil); got != w {
 				t.Errorf("%s #%d = %q, want %q", tt.in, i, got, w)
 			}
 		}
 	}
 	tpl, _ := compileTemplate("/p/{random:5..7}")
 	for range 100 {
-		got := tpl.render(0, 0, rnd.rnd)
+		got := tpl.render(0, 0, rnd.rnd, nil)
 		if got != "/p/5" && got != "/p/6" && got != "/p/7" {
 			t.Fatalf("random range gave %q", got)
 		}

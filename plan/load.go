@@ -665,6 +665,7 @@ func (v *validator) validate() {
 		c := &sc.Contracts[i]
 		c.Position.File, c.Position.Line, c.Position.Column = v.locate(fmt.Sprintf("$.contracts[%d]", i))
 	}
+	v.validateSetup()
 	v.metricNames()
 }
 

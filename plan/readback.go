@@ -75,6 +75,12 @@ func (w *Write) MissingText() string {
 // kept headers and body and from the environment (getenv, os.LookupEnv
 // when nil). The values are sent, never recorded.
 func (w *Write) ReadHeaderValues(headers map[string]string, body string, getenv func(string) (string, bool)) (http.Header, error) {
+	return w.ReadHeaderValuesWith(headers, body, getenv, nil)
+}
+
+// ReadHeaderValuesWith is ReadHeaderValues with the values setup steps
+// captured, for {capture.NAME} placeholders.
+func (w *Write) ReadHeaderValuesWith(headers map[string]string, body string, getenv func(string) (string, bool), caps Captures) (http.Header, error) {
 	if len(w.ReadHeaders) == 0 {
 		return nil, nil
 	}
@@ -89,7 +95,7 @@ func (w *Write) ReadHeaderValues(headers map[string]string, body string, getenv 
 	sort.Strings(names)
 	for _, name := range names {
 		var err error
-		v := headerPlaceholder.ReplaceAllStringFunc(w.ReadHeaders[name], func(m string) string {
+		v := headerPlaceholder.ReplaceAllStringFunc(caps.Fill(w.ReadHeaders[name]), func(m string) string {
 			sub := headerPlaceholder.FindStringSubmatch(m)
 			if sub[1] == "env" {
 				v, ok := getenv(sub[2])
@@ -128,8 +134,8 @@ func (v *validator) validateReadHeaders(at string, w *Write) {
 			v.errorf(path, "write a header name such as Authorization", "read_headers: %q is not a header name", name)
 			continue
 		}
-		if strings.Count(val, "{") != len(headerPlaceholder.FindAllString(val, -1)) {
-			v.errorf(path, "placeholders are {env.NAME}, {json.PATH} and {header.NAME}", "bad placeholder in read_headers %s: %q", name, val)
+		if strings.Count(val, "{") != len(headerPlaceholder.FindAllString(val, -1))+len(captureRef.FindAllString(val, -1)) {
+			v.errorf(path, "placeholders are {env.NAME}, {json.PATH}, {header.NAME} and {capture.NAME}", "bad placeholder in read_headers %s: %q", name, val)
 			continue
 		}
 		for _, m := range headerPlaceholder.FindAllStringSubmatch(val, -1) {

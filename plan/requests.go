@@ -25,6 +25,7 @@ const (
 	rangeRandom
 	choiceRandom
 	sequence
+	captured
 )
 
 type part struct {
@@ -92,6 +93,9 @@ func parsePart(inner string) (part, bool, error) {
 	if inner == "seq" {
 		return part{kind: sequence}, true, nil
 	}
+	if name, ok := strings.CutPrefix(inner, "capture."); ok && captureName.MatchString(name) {
+		return part{kind: captured, text: name}, true, nil
+	}
 	random := false
 	if rest, ok := strings.CutPrefix(inner, "random:"); ok {
 		random, inner = true, rest
@@ -125,8 +129,8 @@ func parsePart(inner string) (part, bool, error) {
 
 // render returns the n-th string of the template: in-turn parts count like
 // the digits of a number, the last one fastest; seq is the request's
-// sequence number.
-func (t *template) render(n, seq uint64, rnd *rand.Rand) string {
+// sequence number, caps the values setup steps captured.
+func (t *template) render(n, seq uint64, rnd *rand.Rand, caps Captures) string {
 	if t.plain {
 		if len(t.parts) == 0 {
 			return ""
@@ -154,6 +158,12 @@ func (t *template) render(n, seq uint64, rnd *rand.Rand) string {
 			vals[i] = p.choices[rnd.IntN(len(p.choices))]
 		case sequence:
 			vals[i] = strconv.FormatUint(seq, 10)
+		case captured:
+			v, ok := caps[p.text]
+			if !ok {
+				v = "{capture." + p.text + "}"
+			}
+			vals[i] = v
 		}
 	}
 	return strings.Join(vals, "")
@@ -191,6 +201,15 @@ type Generator struct {
 	total int
 	seq   *atomic.Uint64
 	rnd   *rand.Rand
+	caps  Captures
+}
+
+// SetCaptures gives the generator the values setup steps captured, for
+// the {capture.NAME} templates of its requests. Call it before Next.
+func (g *Generator) SetCaptures(c Captures) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.caps = c
 }
 
 // NewGenerator compiles the load's requests. seq numbers requests for {seq}
@@ -248,14 +267,14 @@ func (g *Generator) Next() Request {
 	n := best.n
 	best.n++
 	seq := g.seq.Add(1)
-	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd), Tags: best.tags}
-	if b := best.body.render(n, seq, g.rnd); b != "" {
+	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags}
+	if b := best.body.render(n, seq, g.rnd, g.caps); b != "" {
 		r.Body = []byte(b)
 	}
 	if len(best.headers) > 0 {
 		r.Headers = make(map[string]string, len(best.headers))
 		for k, t := range best.headers {
-			r.Headers[k] = t.render(n, seq, g.rnd)
+			r.Headers[k] = t.render(n, seq, g.rnd, g.caps)
 		}
 	}
 	return r

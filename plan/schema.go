@@ -35,9 +35,13 @@ type Scenario struct {
 	// faults. See deps.go.
 	Dependencies []Dependency `yaml:"dependencies"`
 	Proxies      []Proxy      `yaml:"proxies"`
-	Load         Load         `yaml:"load"`
-	Phases       []Phase      `yaml:"phases"`
-	Contracts    []Contract   `yaml:"contracts"`
+	// Setup are steps run in order before the first phase: SQL and
+	// Redis commands against dependencies, HTTP requests to the target,
+	// with the values they capture. See setup.go.
+	Setup     []SetupStep `yaml:"setup"`
+	Load      Load        `yaml:"load"`
+	Phases    []Phase     `yaml:"phases"`
+	Contracts []Contract  `yaml:"contracts"`
 	// Classify sorts requests into classes for the contracts; Writes says
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`

@@ -52,6 +52,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	if err != nil {
 		return err
 	}
+	gen.SetCaptures(r.captures)
 	client, closeClient := newClient(ctx, load)
 	defer closeClient()
 	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}

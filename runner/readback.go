@@ -72,7 +72,7 @@ func (r *run) readBack(ctx context.Context) error {
 					if first[i].IsZero() {
 						first[i] = time.Now()
 					}
-					res, sent, after := readAttempt(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule)
+					res, sent, after := readAttempt(ctx, client, r.tgt.baseURL, jobs[i].write, jobs[i].rule, r.captures)
 					if sent {
 						res.Attempts, res.Elapsed = attempt, time.Since(first[i])
 					}
@@ -155,9 +155,9 @@ func retryable(status int) bool {
 // readAttempt makes one read of write w, says whether it sent one (a
 // read that cannot be made is not), and how long the service asked to
 // wait before the next (Retry-After in seconds), if it did.
-func readAttempt(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write) (res timeline.ReadBackResult, sent bool, retryAfter time.Duration) {
+func readAttempt(ctx context.Context, client *http.Client, baseURL string, w *timeline.Request, rule *plan.Write, caps plan.Captures) (res timeline.ReadBackResult, sent bool, retryAfter time.Duration) {
 	res = timeline.ReadBackResult{Write: w.Seq, Compare: rule.Compare, Missing: rule.MissingStatuses()}
-	method, path, err := rule.ReadTarget(w.Headers, w.Body)
+	method, path, err := rule.ReadTargetWith(w.Headers, w.Body, caps)
 	res.Target = method + " " + path
 	if err != nil {
 		res.Error = err.Error()
@@ -171,7 +171,7 @@ func readAttempt(ctx context.Context, client *http.Client, baseURL string, w *ti
 		res.Error = fmt.Sprintf("read-back URL %s is not on the target %s", path, baseURL)
 		return res, false, 0
 	}
-	hdr, err := rule.ReadHeaderValues(w.Headers, w.Body, nil)
+	hdr, err := rule.ReadHeaderValuesWith(w.Headers, w.Body, nil, caps)
 	if err != nil {
 		res.Error = err.Error()
 		return res, false, 0

@@ -151,8 +151,10 @@ type run struct {
 	// passwords are the dependencies' passwords made for this run
 	// ({password:NAME}).
 	passwords map[string]string
-	proxies   *netfault.Proxies
-	proxyLog  *os.File
+	// captures are the values the setup steps captured ({capture.NAME}).
+	captures plan.Captures
+	proxies  *netfault.Proxies
+	proxyLog *os.File
 	// phaseBase is how many requests the phases before the running one
 	// sent: the running phase's requests are numbered from it. reqSeq feeds
 	// {seq} templates.
@@ -289,6 +291,11 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if err := r.startProxies(); err != nil {
 		return res, r.stopped(ctx, err)
 	}
+	// Setup steps on the dependencies run before the target starts: it
+	// may read what they seed when it starts.
+	if err := r.runSetup(ctx, 0, sc.BeforeTarget()); err != nil {
+		return res, r.stopped(ctx, err)
+	}
 	tgt, err := r.startTarget(ctx)
 	r.tgt = tgt
 	if tgt.proc != nil {
@@ -309,6 +316,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		for _, p := range rb.Disabled {
 			r.event(timeline.Event{Kind: timeline.FaultOff, Point: p, Message: "rolled back: left on by the killed run in " + rb.Dir})
 		}
+	}
+	if err := r.runSetup(ctx, sc.BeforeTarget(), len(sc.Setup)); err != nil {
+		return res, r.stopped(ctx, err)
 	}
 	if err := r.checkFaultsCanFire(ctx); err != nil {
 		return res, r.stopped(ctx, err)

@@ -116,6 +116,11 @@ const (
 	// phase, with every fault off; ReadBackDone follows the last of them.
 	ReadBack     EventKind = "read_back"
 	ReadBackDone EventKind = "read_back_done"
+	// Setup records one setup step of the scenario, run before the first
+	// phase: Message is the step's name, Data its kind, the time it took
+	// (duration_ns), the names it captured (never their values) and, when
+	// it failed, the error.
+	Setup EventKind = "setup"
 )
 
 // Event is one thing that happened during a run, other than a request.

@@ -1,0 +1,491 @@
+package plan
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/internal/suggest"
+)
+
+// SetupStep is one step of a scenario's setup, run in order before the
+// first phase: SQL against a Postgres dependency chaoskit manages, a
+// command against a Redis dependency, or an HTTP request to the target.
+// The steps up to the first HTTP step run once the dependencies are ready
+// and before the target starts (a schema, seed rows, cache keys the
+// service reads when it starts); the rest run once the target is ready.
+// A step that fails stops the run (exit 3) with its output.
+//
+// A step may capture values from what it got (Capture), for the steps
+// after it, the load's requests and the write read-back to use as
+// {capture.NAME}: a token created in the database, an id a login
+// returned.
+type SetupStep struct {
+	// Name names the step on the timeline and in errors; default "setup
+	// N".
+	Name string `yaml:"name"`
+	// Postgres names a dependency with postgres: {}; SQL or SQLFile runs
+	// against its database as the user postgres.
+	Postgres string `yaml:"postgres"`
+	// SQL is one or more statements separated by ';'. SQLFile is a file
+	// of them, or a directory whose *.sql files run in name order (a
+	// folder of migrations), relative to the scenario file.
+	SQL     string `yaml:"sql"`
+	SQLFile string `yaml:"sql_file"`
+	// Redis names a dependency that is a Redis server (on its
+	// {port:NAME}, with {password:NAME} when its command gives one);
+	// Command is the command sent, such as [SET, greeting, hello].
+	Redis   string   `yaml:"redis"`
+	Command []string `yaml:"command"`
+	// HTTP is a request to the target: a method and a path, such as
+	// "POST /api/tokens"; Headers and Body go with it. Status lists the
+	// statuses that count as success; default 2xx.
+	HTTP    string            `yaml:"http"`
+	Headers map[string]string `yaml:"headers"`
+	Body    string            `yaml:"body"`
+	Status  []Status          `yaml:"status"`
+	// Capture maps a name to what it takes from the step's result:
+	// {json.PATH} or {header.NAME} of an HTTP answer, {row.COLUMN} of the
+	// first row an SQL step's last statement returned, {reply} of a Redis
+	// command. A value that is not there fails the step.
+	Capture map[string]string `yaml:"capture"`
+	// Timeout bounds the step; default 30s.
+	Timeout Duration `yaml:"timeout"`
+
+	// Scripts are the SQL texts the step runs, in order, filled in by
+	// validation: SQL, or each file SQLFile names.
+	Scripts []SQLScript `yaml:"-"`
+	// Position is where the step is written.
+	Position contract.Position `yaml:"-"`
+}
+
+// SQLScript is SQL text and where it comes from, so that an error the
+// server reports at a character of it can be given as file:line:column.
+type SQLScript struct {
+	// File is the SQL file, or the scenario file for SQL written in it
+	// (Inline), whose sql field is at Line and Column.
+	File   string
+	Text   string
+	Inline bool
+	Line   int
+	Column int
+}
+
+// DefaultSetupTimeout bounds a setup step that gives no timeout.
+const DefaultSetupTimeout = 30 * time.Second
+
+// MaxSQLFile bounds an SQL file a setup step reads, and the files of a
+// directory of them together.
+const MaxSQLFile = 16 << 20
+
+// Kinds of setup steps.
+const (
+	StepSQL   = "sql"
+	StepRedis = "redis"
+	StepHTTP  = "http"
+)
+
+// Kind is the step's kind: StepSQL, StepRedis or StepHTTP.
+func (s *SetupStep) Kind() string {
+	switch {
+	case s.Postgres != "":
+		return StepSQL
+	case s.Redis != "":
+		return StepRedis
+	}
+	return StepHTTP
+}
+
+// StepTimeout is how long the step may take.
+func (s *SetupStep) StepTimeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout.D()
+	}
+	return DefaultSetupTimeout
+}
+
+// Succeeded reports whether an HTTP step's answer is a success.
+func (s *SetupStep) Succeeded(status int) bool {
+	if len(s.Status) == 0 {
+		return status/100 == 2
+	}
+	for _, r := range statusRanges(s.Status) {
+		if r.Has(status) {
+			return true
+		}
+	}
+	return false
+}
+
+// Request returns an HTTP step's method and path with its captures
+// filled.
+func (s *SetupStep) Request(caps Captures) (method, path string) {
+	method, path, _ = strings.Cut(strings.TrimSpace(s.HTTP), " ")
+	return strings.ToUpper(method), caps.Fill(strings.TrimSpace(path))
+}
+
+// BeforeTarget says how many of the setup steps run before the target
+// starts: those before the first HTTP step.
+func (sc *Scenario) BeforeTarget() int {
+	for i := range sc.Setup {
+		if sc.Setup[i].Kind() == StepHTTP {
+			return i
+		}
+	}
+	return len(sc.Setup)
+}
+
+// Captures are the values setup steps captured, by name.
+type Captures map[string]string
+
+// captureRef matches {capture.NAME}.
+var captureRef = regexp.MustCompile(`\{capture\.([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// captureName is what a capture may be called.
+var captureName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Fill replaces every {capture.NAME} in s with its value; one that has
+// none stays as it is.
+func (c Captures) Fill(s string) string {
+	if !strings.Contains(s, "{capture.") {
+		return s
+	}
+	return captureRef.ReplaceAllStringFunc(s, func(m string) string {
+		if v, ok := c[captureRef.FindStringSubmatch(m)[1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// captureSource matches what a capture takes from a step's result.
+var captureSource = regexp.MustCompile(`\{(json|header|row)\.([^{}]+)\}|\{reply\}`)
+
+// CaptureFrom fills a capture's template from a step's result: lookup
+// answers a kind ("json", "header", "row", "reply") and a name. It fails
+// when a value is not there (an empty one included): a later request would
+// otherwise go out with a hole in it.
+func CaptureFrom(tmpl string, lookup func(kind, name string) (string, bool)) (string, error) {
+	var err error
+	out := captureSource.ReplaceAllStringFunc(tmpl, func(m string) string {
+		sub := captureSource.FindStringSubmatch(m)
+		kind, name := sub[1], sub[2]
+		if kind == "" {
+			kind = "reply"
+		}
+		v, ok := lookup(kind, name)
+		if (!ok || v == "") && err == nil {
+			what := kind
+			if name != "" {
+				what += "." + name
+			}
+			err = fmt.Errorf("the result has no %s", what)
+		}
+		return v
+	})
+	return out, err
+}
+
+// JSONValue returns the value at a JSON path of body as text, the way
+// {json.PATH} placeholders read it.
+func JSONValue(body, path string) (string, bool) {
+	return fillPlaceholder("json", path, nil, body)
+}
+
+// HeaderValue returns a header as {header.NAME} placeholders read it.
+func HeaderValue(h http.Header, name string) (string, bool) {
+	v := h.Get(name)
+	return v, v != ""
+}
+
+// validateSetup checks the setup steps: one kind each, a dependency of
+// the right kind, SQL files that can be read, captures that are valid and
+// used only after they are made.
+func (v *validator) validateSetup() {
+	sc := v.sc
+	deps := map[string]*Dependency{}
+	var pgNames, depNames []string
+	for i := range sc.Dependencies {
+		d := &sc.Dependencies[i]
+		deps[d.Name] = d
+		depNames = append(depNames, d.Name)
+		if d.Postgres != nil {
+			pgNames = append(pgNames, d.Name)
+		}
+	}
+	made := map[string]bool{}
+	for i := range sc.Setup {
+		s := &sc.Setup[i]
+		at := fmt.Sprintf("$.setup[%d]", i)
+		s.Position.File, s.Position.Line, s.Position.Column = v.locate(at)
+		if s.Name == "" {
+			s.Name = fmt.Sprintf("setup %d", i+1)
+		}
+		kinds := 0
+		for _, set := range []bool{s.Postgres != "", s.Redis != "", s.HTTP != ""} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			v.errorf(at, "write postgres: DEPENDENCY with sql or sql_file, redis: DEPENDENCY with command, or http: \"POST /path\"", "setup step %q needs exactly one of postgres, redis or http", s.Name)
+			continue
+		}
+		// What the step itself uses must be captured by an earlier one.
+		v.checkCaptureRefs(at, made, s.SQL, s.Body, s.HTTP)
+		for k, h := range s.Headers {
+			v.checkCaptureRefs(at+".headers."+k, made, h)
+		}
+		v.checkCaptureRefs(at+".command", made, s.Command...)
+		switch s.Kind() {
+		case StepSQL:
+			v.validateSQLStep(at, s, deps, pgNames)
+		case StepRedis:
+			v.validateRedisStep(at, s, deps, depNames)
+		default:
+			v.validateHTTPStep(at, s)
+		}
+		names := make([]string, 0, len(s.Capture))
+		for name := range s.Capture {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			v.validateCapture(at+".capture."+name, s, name, made)
+			made[name] = true
+		}
+	}
+	// The load and the read-back use what the whole setup captured.
+	loads := []struct {
+		at string
+		l  *Load
+	}{{"$.load", &sc.Load}}
+	for i := range sc.Phases {
+		if sc.Phases[i].Load != nil {
+			loads = append(loads, struct {
+				at string
+				l  *Load
+			}{fmt.Sprintf("$.phases[%d].load", i), sc.Phases[i].Load})
+		}
+	}
+	for _, l := range loads {
+		for j, r := range l.l.Requests {
+			at := fmt.Sprintf("%s.requests[%d]", l.at, j)
+			v.checkCaptureRefs(at+".path", made, r.Path)
+			v.checkCaptureRefs(at+".body", made, r.Body)
+			for k, h := range r.Headers {
+				v.checkCaptureRefs(at+".headers."+k, made, h)
+			}
+		}
+	}
+	for i, w := range sc.Writes {
+		at := fmt.Sprintf("$.writes[%d]", i)
+		v.checkCaptureRefs(at+".read", made, w.Read)
+		for k, h := range w.ReadHeaders {
+			v.checkCaptureRefs(at+".read_headers."+k, made, h)
+		}
+	}
+}
+
+// checkCaptureRefs refuses a {capture.NAME} that no earlier setup step
+// captures.
+func (v *validator) checkCaptureRefs(at string, made map[string]bool, ss ...string) {
+	for _, s := range ss {
+		for _, m := range captureRef.FindAllStringSubmatch(s, -1) {
+			if made[m[1]] {
+				continue
+			}
+			known := make([]string, 0, len(made))
+			for k := range made {
+				known = append(known, k)
+			}
+			hint := "capture it in a setup step before it is used: capture: {" + m[1] + ": \"{json.PATH}\"}"
+			if len(known) > 0 {
+				if h := suggest.Hint(m[1], known); h != "" {
+					hint = h
+				}
+			}
+			v.errorf(at, hint, "{capture.%s} is used before any setup step captures it", m[1])
+		}
+		if strings.Contains(s, "{capture.") && len(captureRef.FindAllString(s, -1)) != strings.Count(s, "{capture.") {
+			v.errorf(at, "a capture is written {capture.NAME}, NAME letters, digits and _", "bad capture placeholder in %q", s)
+		}
+	}
+}
+
+func (v *validator) validateCapture(at string, s *SetupStep, name string, made map[string]bool) {
+	tmpl := s.Capture[name]
+	if !captureName.MatchString(name) {
+		v.errorf(at, "name it with letters, digits and _, such as token", "capture name %q cannot be used", name)
+		return
+	}
+	if made[name] {
+		v.errorf(at, "give each capture its own name", "capture %q is made by an earlier setup step already", name)
+		return
+	}
+	allowed := map[string]string{StepHTTP: "{json.PATH} or {header.NAME}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}"}[s.Kind()]
+	refs := captureSource.FindAllStringSubmatch(tmpl, -1)
+	if len(refs) == 0 || strings.Count(tmpl, "{") != len(refs) {
+		v.errorf(at, "take it from the step's result with "+allowed, "capture %q takes nothing from the step's result: %q", name, tmpl)
+		return
+	}
+	for _, m := range refs {
+		kind := m[1]
+		if kind == "" {
+			kind = "reply"
+		}
+		ok := map[string][]string{StepHTTP: {"json", "header"}, StepSQL: {"row"}, StepRedis: {"reply"}}[s.Kind()]
+		if !slices.Contains(ok, kind) {
+			v.errorf(at, "a "+s.Kind()+" step's result is read with "+allowed, "capture %q reads %s, which a %s step does not give", name, m[0], s.Kind())
+			return
+		}
+	}
+}
+
+func (v *validator) validateSQLStep(at string, s *SetupStep, deps map[string]*Dependency, pgNames []string) {
+	if d := deps[s.Postgres]; d == nil || d.Postgres == nil {
+		hint := "declare it: dependencies: [{name: " + s.Postgres + ", postgres: {}}]"
+		if len(pgNames) > 0 {
+			hint = suggest.Hint(s.Postgres, pgNames)
+			if hint == "" {
+				hint = "the Postgres dependencies are " + strings.Join(pgNames, ", ")
+			}
+		}
+		if d != nil {
+			v.errorf(at+".postgres", "SQL steps run against a dependency with postgres: {}", "dependency %q is not a postgres one", s.Postgres)
+			return
+		}
+		v.errorf(at+".postgres", hint, "no dependency named %q", s.Postgres)
+		return
+	}
+	if len(s.Command) > 0 || s.Headers != nil || s.Body != "" || len(s.Status) > 0 {
+		v.errorf(at, "an SQL step takes sql or sql_file (and name, capture, timeout)", "setup step %q mixes postgres with fields of another kind of step", s.Name)
+	}
+	switch {
+	case (s.SQL == "") == (s.SQLFile == ""):
+		v.errorf(at, "write sql: \"INSERT ...\" or sql_file: migrations/", "setup step %q needs exactly one of sql or sql_file", s.Name)
+	case s.SQL != "":
+		file, line, col := v.locate(at + ".sql")
+		s.Scripts = []SQLScript{{File: file, Text: s.SQL, Inline: true, Line: line, Column: col}}
+	default:
+		if v.opts.SkipBodyFiles {
+			return
+		}
+		scripts, err := readSQLFiles(v.path(s.SQLFile))
+		if err != nil {
+			v.errorf(at+".sql_file", "name an SQL file or a directory of *.sql files, relative to the scenario", "%v", err)
+			return
+		}
+		s.Scripts = scripts
+	}
+}
+
+// readSQLFiles reads an SQL file, or every *.sql file of a directory in
+// name order. Only regular files are read: a link or a device is refused.
+func readSQLFiles(name string) ([]SQLScript, error) {
+	st, err := os.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read sql_file: %v", err)
+	}
+	var files []string
+	switch {
+	case st.Mode().IsRegular():
+		files = []string{name}
+	case st.IsDir():
+		entries, err := os.ReadDir(name)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read sql_file: %v", err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".sql") {
+				files = append(files, filepath.Join(name, e.Name()))
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("sql_file %s holds no *.sql file", name)
+		}
+	default:
+		return nil, fmt.Errorf("sql_file %s is not a regular file or a directory", name)
+	}
+	var out []SQLScript
+	total := 0
+	for _, f := range files {
+		st, err := os.Lstat(f)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read sql_file: %v", err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("sql_file %s is not a regular file", f)
+		}
+		data, err := readBoundedScenario(f, MaxSQLFile)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read sql_file %s: %v", f, err)
+		}
+		if total += len(data); total > MaxSQLFile {
+			return nil, fmt.Errorf("sql_file %s: the SQL files hold more than %d bytes", name, MaxSQLFile)
+		}
+		out = append(out, SQLScript{File: f, Text: string(data), Line: 1, Column: 1})
+	}
+	return out, nil
+}
+
+func (v *validator) validateRedisStep(at string, s *SetupStep, deps map[string]*Dependency, names []string) {
+	d := deps[s.Redis]
+	switch {
+	case d == nil:
+		hint := "declare it under dependencies, with command: {argv: [redis-server, --port, \"{port:" + s.Redis + "}\", --save, \"\"]}"
+		if h := suggest.Hint(s.Redis, names); h != "" {
+			hint = h
+		}
+		v.errorf(at+".redis", hint, "no dependency named %q", s.Redis)
+		return
+	case d.Command == nil:
+		v.errorf(at+".redis", "Redis steps run against a dependency started with command: [redis-server, ...]", "dependency %q is not a command dependency", s.Redis)
+		return
+	}
+	if s.SQL != "" || s.SQLFile != "" || s.Headers != nil || s.Body != "" || len(s.Status) > 0 {
+		v.errorf(at, "a Redis step takes command (and name, capture, timeout)", "setup step %q mixes redis with fields of another kind of step", s.Name)
+	}
+	if len(s.Command) == 0 {
+		v.errorf(at, "write command: [SET, greeting, hello]", "setup step %q has no command", s.Name)
+	}
+}
+
+func (v *validator) validateHTTPStep(at string, s *SetupStep) {
+	method, p, _ := strings.Cut(strings.TrimSpace(s.HTTP), " ")
+	p = strings.TrimSpace(p)
+	if !methods[strings.ToUpper(method)] || !strings.HasPrefix(p, "/") {
+		v.errorf(at+".http", "write a method and a path, such as POST /api/tokens", "bad http %q", s.HTTP)
+	}
+	if s.SQL != "" || s.SQLFile != "" || len(s.Command) > 0 {
+		v.errorf(at, "an HTTP step takes http, headers, body and status (and name, capture, timeout)", "setup step %q mixes http with fields of another kind of step", s.Name)
+	}
+	for k := range s.Headers {
+		if !headerName.MatchString(k) {
+			v.errorf(at+".headers."+k, "write a header name such as Authorization", "%q is not a header name", k)
+		}
+	}
+}
+
+// RedisPassword says whether dependency name is given its
+// {password:NAME}, so that a Redis step must authenticate with it.
+func (sc *Scenario) RedisPassword(name string) bool {
+	for _, d := range sc.Dependencies {
+		if d.Name != name {
+			continue
+		}
+		for _, s := range d.templated() {
+			if strings.Contains(s, "{password:"+name+"}") {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,182 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// setupScenario is a scenario on a Postgres and a Redis dependency whose
+// setup, load requests and writes are given by the test.
+const setupScenario = `name: setup
+target:
+  command:
+    argv: [./svc, --listen, "127.0.0.1:{port}"]
+  url: http://127.0.0.1:{port}
+dependencies:
+  - name: db
+    postgres: {}
+  - name: cache
+    command:
+      argv: [redis-server, --port, "{port:cache}", --requirepass, "{password:cache}"]
+setup:
+SETUP
+load:
+  rate: 10/s
+  requests:
+    - path: /items
+      headers: {Authorization: "Bearer {capture.token}"}
+phases:
+  - name: p
+    duration: 1s
+writes:
+  - requests: {method: POST, path: /items}
+    read: GET /items/{json.id}
+    read_headers: {Authorization: "Bearer {capture.token}"}
+`
+
+func parseSetup(t *testing.T, dir, setup string) (*Scenario, error) {
+	t.Helper()
+	return Parse(filepath.Join(dir, "setup.yaml"), []byte(strings.Replace(setupScenario, "SETUP", setup, 1)), Options{})
+}
+
+func TestSetupSteps(t *testing.T) {
+	dir := t.TempDir()
+	mig := filepath.Join(dir, "migrations")
+	if err := os.Mkdir(mig, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"002_rows.sql": "INSERT INTO t VALUES (1);\n", "001_schema.sql": "CREATE TABLE t (id int);\n", "notes.txt": "not SQL"} {
+		if err := os.WriteFile(filepath.Join(mig, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, err := parseSetup(t, dir, `  - {postgres: db, sql_file: migrations}
+  - name: token
+    postgres: db
+    sql: INSERT INTO tokens VALUES ('t') RETURNING token
+    capture: {token: "{row.token}"}
+  - {redis: cache, command: [SET, "k", "{capture.token}"]}
+  - {http: "post /login", capture: {session: "{json.session}"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sc.Setup
+	if len(s[0].Scripts) != 2 || !strings.HasSuffix(s[0].Scripts[0].File, "001_schema.sql") || !strings.HasSuffix(s[0].Scripts[1].File, "002_rows.sql") {
+		t.Errorf("sql_file of a directory: %+v, want its two .sql files in name order", s[0].Scripts)
+	}
+	if sc := s[1].Scripts; len(sc) != 1 || !sc[0].Inline || sc[0].Line != 16 || sc[0].Column != 10 {
+		t.Errorf("inline sql: %+v, want it at line 16, column 10", sc)
+	}
+	if s[0].Name != "setup 1" || s[1].Kind() != StepSQL || s[2].Kind() != StepRedis || s[3].Kind() != StepHTTP {
+		t.Errorf("names and kinds: %q %s %s %s", s[0].Name, s[1].Kind(), s[2].Kind(), s[3].Kind())
+	}
+	if n := sc.BeforeTarget(); n != 3 {
+		t.Errorf("BeforeTarget = %d, want the 3 steps before the first http step", n)
+	}
+	if !sc.RedisPassword("cache") || sc.RedisPassword("db") {
+		t.Error("RedisPassword: cache is given {password:cache}")
+	}
+	if m, p := s[3].Request(nil); m != "POST" || p != "/login" {
+		t.Errorf("Request = %s %s", m, p)
+	}
+	caps := Captures{"token": "tk-1"}
+	gen, err := NewGenerator(sc.Load, new(atomic.Uint64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen.SetCaptures(caps)
+	if q := gen.Next(); q.Headers["Authorization"] != "Bearer tk-1" {
+		t.Errorf("a request's capture: %q", q.Headers["Authorization"])
+	}
+	w := &sc.Writes[0]
+	if m, p, err := w.ReadTargetWith(nil, `{"id": 7}`, caps); err != nil || m != "GET" || p != "/items/7" {
+		t.Errorf("ReadTargetWith = %s %s %v", m, p, err)
+	}
+	if h, err := w.ReadHeaderValuesWith(nil, `{"id": 7}`, nil, caps); err != nil || h.Get("Authorization") != "Bearer tk-1" {
+		t.Errorf("ReadHeaderValuesWith = %v %v", h, err)
+	}
+}
+
+func TestSetupMistakesAreRefusedWithTheirPlace(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, setup string
+		want        []string
+	}{
+		{"a capture used before it exists", `  - {redis: cache, command: [SET, k, v]}`, []string{
+			"setup.yaml:18:32: {capture.token} is used before any setup step captures it",
+			"setup.yaml:25:35: {capture.token} is used before any setup step captures it",
+		}},
+		{"a capture used by a step before the one that makes it", `  - {redis: cache, command: [SET, k, "{capture.token}"]}
+  - {http: POST /login, capture: {token: "{json.token}"}}`, []string{
+			"setup.yaml:13:29: {capture.token} is used before any setup step captures it",
+		}},
+		{"a misspelt capture", `  - {http: POST /login, capture: {tokn: "{json.token}"}}`, []string{
+			`{capture.token} is used before any setup step captures it (did you mean "tokn"?)`,
+		}},
+		{"an undeclared dependency", `  - {postgres: pg, sql: "SELECT 1", capture: {token: "{row.x}"}}`, []string{
+			`setup.yaml:13:16: no dependency named "pg"`,
+		}},
+		{"SQL against a dependency that is not postgres", `  - {postgres: cache, sql: "SELECT 1", capture: {token: "{row.x}"}}`, []string{
+			`setup.yaml:13:16: dependency "cache" is not a postgres one`,
+		}},
+		{"an undeclared Redis", `  - {redis: cach, command: [PING], capture: {token: "{reply}"}}`, []string{
+			`setup.yaml:13:13: no dependency named "cach" (did you mean "cache"?)`,
+		}},
+		{"an SQL file that is not there", `  - {postgres: db, sql_file: nothing.sql, capture: {token: "{row.x}"}}`, []string{
+			"setup.yaml:13:30: cannot read sql_file",
+		}},
+		{"two kinds in one step", `  - {postgres: db, http: GET /, capture: {token: "{row.x}"}}`, []string{
+			"setup.yaml:13:5: setup step \"setup 1\" needs exactly one of postgres, redis or http",
+		}},
+		{"a capture the step cannot give", `  - {http: POST /login, capture: {token: "{row.token}"}}`, []string{
+			`capture "token" reads {row.token}, which a http step does not give`,
+		}},
+		{"a capture of nothing", `  - {http: POST /login, capture: {token: "abc"}}`, []string{
+			`capture "token" takes nothing from the step's result`,
+		}},
+		{"a bad http step", `  - {http: /login, capture: {token: "{json.t}"}}`, []string{
+			`setup.yaml:13:12: bad http "/login"`,
+		}},
+		{"SQL and a file", `  - {postgres: db, sql: "SELECT 1", sql_file: x.sql, capture: {token: "{row.x}"}}`, []string{
+			"needs exactly one of sql or sql_file",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseSetup(t, dir, tt.setup)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("no %q in\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestCaptureFrom(t *testing.T) {
+	look := func(kind, name string) (string, bool) {
+		v, ok := map[string]string{"json.id": "7", "json.empty": "", "reply": "PONG"}[kind+"."+name]
+		if kind == "reply" {
+			v, ok = "PONG", true
+		}
+		return v, ok
+	}
+	for _, tt := range []struct{ tmpl, want, err string }{
+		{"{json.id}", "7", ""},
+		{"id-{json.id}-{reply}", "id-7-PONG", ""},
+		{"{json.gone}", "", "the result has no json.gone"},
+		{"{json.empty}", "", "the result has no json.empty"},
+	} {
+		got, err := CaptureFrom(tt.tmpl, look)
+		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) || (err == nil && got != tt.want) {
+			t.Errorf("CaptureFrom(%q) = %q, %v; want %q, %q", tt.tmpl, got, err, tt.want, tt.err)
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/timeline"
+)
+
+// runSetup runs the scenario's setup steps from..to-1 in order, each
+// recorded on the timeline with the time it took. The first that fails
+// stops the run: an InfraError (exit 3) with what the step got.
+func (r *run) runSetup(ctx context.Context, from, to int) error {
+	if r.captures == nil {
+		r.captures = plan.Captures{}
+	}
+	for i := from; i < to; i++ {
+		s := &r.sc.Setup[i]
+		sctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
+		start := time.Now()
+		var (
+			got map[string]string
+			err error
+		)
+		lookup := func(kind, name string) (string, bool) { v, ok := got[kind+"."+name]; return v, ok }
+		switch s.Kind() {
+		case plan.StepSQL:
+			got, err = r.setupSQL(sctx, s)
+		case plan.StepRedis:
+			got, err = r.setupRedis(sctx, s)
+			lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
+		default:
+			var resp *setupResponse
+			resp, err = r.setupHTTP(sctx, s)
+			if resp != nil {
+				lookup = resp.lookup
+			}
+		}
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+		cancel()
+		if err != nil && timedOut {
+			err = fmt.Errorf("did not finish within %v: %v", s.StepTimeout(), err)
+		}
+		var captured []string
+		if err == nil {
+			names := make([]string, 0, len(s.Capture))
+			for name := range s.Capture {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				v, cerr := plan.CaptureFrom(s.Capture[name], lookup)
+				if cerr != nil {
+					err = fmt.Errorf("capture %s: %v", name, cerr)
+					break
+				}
+				r.captures[name] = v
+				captured = append(captured, name)
+			}
+		}
+		data := map[string]any{"kind": s.Kind(), "duration_ns": int64(time.Since(start))}
+		if len(captured) > 0 {
+			data["captured"] = captured
+		}
+		if err != nil {
+			data["error"] = err.Error()
+		}
+		r.event(timeline.Event{Time: start, Kind: timeline.Setup, Message: s.Name, Data: data})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ie *InfraError
+			if errors.As(err, &ie) {
+				return ie
+			}
+			return infra(fmt.Sprintf("%s: setup step %q failed: %v", s.Position, s.Name, err), "fix the step, or what it runs against", nil)
+		}
+		fmt.Fprintf(r.opts.Log, "  setup %-20s %v\n", s.Name, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// depByName is the started dependency called name.
+func (r *run) depByName(name string) (*dependency, error) {
+	for _, d := range r.deps {
+		if d.name == name {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("dependency %s is not running", name)
+}
+
+// setupSQL runs a step's SQL against its Postgres dependency, each script
+// in one simple-protocol exchange (several statements, as psql -f runs
+// them), and returns the first row the last statement returned, by
+// column as "row.COLUMN".
+func (r *run) setupSQL(ctx context.Context, s *plan.SetupStep) (map[string]string, error) {
+	d, err := r.depByName(s.Postgres)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := pgconn.Connect(ctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=5")
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to dependency %s: %v", s.Postgres, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	row := map[string]string{}
+	for _, sc := range s.Scripts {
+		text := r.captures.Fill(sc.Text)
+		results, err := conn.Exec(ctx, text).ReadAll()
+		if err != nil {
+			return nil, sqlError(sc, text, len(results), err)
+		}
+		for _, res := range results {
+			if len(res.Rows) == 0 {
+				continue
+			}
+			clear(row)
+			for i, f := range res.FieldDescriptions {
+				if i < len(res.Rows[0]) && res.Rows[0][i] != nil {
+					row["row."+f.Name] = string(res.Rows[0][i])
+				}
+			}
+		}
+	}
+	return row, nil
+}
+
+// sqlError names where in its script the server says a statement
+// failed: file:line:column of an SQL file, or the line and column of
+// the statement written in the scenario.
+// done is how many statements of the script completed before the one
+// that failed.
+func sqlError(sc plan.SQLScript, text string, done int, err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	msg := pe.Severity + ": " + pe.Message
+	if pe.Detail != "" {
+		msg += " (" + pe.Detail + ")"
+	}
+	if pe.Hint != "" {
+		msg += "; hint: " + pe.Hint
+	}
+	line, col := 0, 0
+	if pe.Position > 0 {
+		line, col = charPosition(text, int(pe.Position))
+	} else if i := statementStart(text, done); i >= 0 {
+		// An error found when the statement ran (a constraint, a missing
+		// table) has no position: the statement's start is the place.
+		line, col = charPosition(text, utf8.RuneCountInString(text[:i])+1)
+	}
+	switch {
+	case line == 0 && sc.Inline:
+		return errors.New(msg)
+	case line == 0:
+		return fmt.Errorf("%s: %s", sc.File, msg)
+	case sc.Inline:
+		return fmt.Errorf("%s (line %d, column %d of the sql)", msg, line, col)
+	}
+	return fmt.Errorf("%s:%d:%d: %s", sc.File, line, col, msg)
+}
+
+// statementStart returns the byte offset of the n-th statement (from 0)
+// of an SQL script, past the blanks and comments before it, or -1. It
+// knows enough SQL to find the semicolons that end statements: not those
+// in quotes (”, "", $tag$ $tag$) or comments (--, /* */).
+func statementStart(text string, n int) int {
+	i, seen := 0, 0
+	skipBlank := func() {
+		for i < len(text) {
+			switch {
+			case text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r':
+				i++
+			case strings.HasPrefix(text[i:], "--"):
+				if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+					i += j + 1
+				} else {
+					i = len(text)
+				}
+			case strings.HasPrefix(text[i:], "/*"):
+				if j := strings.Index(text[i+2:], "*/"); j >= 0 {
+					i += j + 4
+				} else {
+					i = len(text)
+				}
+			default:
+				return
+			}
+		}
+	}
+	skipBlank()
+	for i < len(text) {
+		if seen == n {
+			return i
+		}
+		switch c := text[i]; {
+		case c == '\'' || c == '"':
+			j := strings.IndexByte(text[i+1:], c)
+			if j < 0 {
+				return -1
+			}
+			i += j + 2
+		case c == '$' && dollarTag.MatchString(text[i:]):
+			tag := dollarTag.FindString(text[i:])
+			j := strings.Index(text[i+len(tag):], tag)
+			if j < 0 {
+				return -1
+			}
+			i += len(tag) + j + len(tag)
+		case strings.HasPrefix(text[i:], "--") || strings.HasPrefix(text[i:], "/*"):
+			skipBlank()
+		case c == ';':
+			i++
+			seen++
+			skipBlank()
+		default:
+			i++
+		}
+	}
+	return -1
+}
+
+// dollarTag matches the opening of a dollar-quoted string: $$ or $tag$.
+var dollarTag = regexp.MustCompile(`^\$[A-Za-z_]?[A-Za-z0-9_]*\$`)
+
+// charPosition turns a 1-based character offset into a 1-based line and
+// column.
+func charPosition(text string, pos int) (line, col int) {
+	line, col = 1, 1
+	n := 1
+	for _, c := range text {
+		if n == pos {
+			return line, col
+		}
+		n++
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// setupRedis sends a step's command to its Redis dependency and returns
+// the reply as "reply".
+func (r *run) setupRedis(ctx context.Context, s *plan.SetupStep) (map[string]string, error) {
+	d, err := r.depByName(s.Redis)
+	if err != nil {
+		return nil, err
+	}
+	opts := &redis.Options{Addr: d.ownAddr(), Dialer: dialLoopback(&net.Dialer{Control: loopbackOnly}), MaxRetries: -1, DisableIdentity: true}
+	if r.sc.RedisPassword(s.Redis) {
+		opts.Password = d.password
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	args := make([]any, len(s.Command))
+	for i, a := range s.Command {
+		args[i] = r.captures.Fill(a)
+	}
+	v, err := c.Do(ctx, args...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redis %s: %v", strings.Join(s.Command, " "), err)
+	}
+	out := map[string]string{}
+	if reply := redisText(v); reply != "" {
+		out["reply"] = reply
+	}
+	return out, nil
+}
+
+// redisText writes a Redis reply as text: a string or number as it is,
+// the first element of an array.
+func redisText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case []any:
+		if len(v) > 0 {
+			return redisText(v[0])
+		}
+	}
+	return ""
+}
+
+// setupResponse is what an HTTP setup step got.
+type setupResponse struct {
+	header http.Header
+	body   string
+}
+
+func (s *setupResponse) lookup(kind, name string) (string, bool) {
+	if kind == "header" {
+		return plan.HeaderValue(s.header, name)
+	}
+	return plan.JSONValue(s.body, name)
+}
+
+// setupHTTP sends an HTTP step's request to the target.
+func (r *run) setupHTTP(ctx context.Context, s *plan.SetupStep) (*setupResponse, error) {
+	method, path := s.Request(r.captures)
+	var body io.Reader
+	if s.Body != "" {
+		body = strings.NewReader(r.captures.Fill(s.Body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.tgt.baseURL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range s.Headers {
+		req.Header.Set(k, r.captures.Fill(v))
+	}
+	resp, err := ControlClient(s.StepTimeout()).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v", method, path, err)
+	}
+	if !s.Succeeded(resp.StatusCode) {
+		return nil, fmt.Errorf("%s %s answered %s: %s", method, path, resp.Status, shortBody(data))
+	}
+	return &setupResponse{header: resp.Header, body: string(data)}, nil
+}
+
+// shortBody is the start of a body, on one line, for an error.
+func shortBody(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return "(no body)"
+	}
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
