@@ -452,7 +452,6 @@ func TestPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if d := s.dbBreaker.Settings().OpenDuration; d != 3*time.Second {
 		t.Errorf("db breaker open duration %v, want the file's 3s", d)
 	}
@@ -461,6 +460,46 @@ func TestPolicies(t *testing.T) {
 	}
 	if l := s.searching.limiter.Snapshot().Limit; l != 10 {
 		t.Errorf("search limit %v, want 10", l)
+	}
+	s.Close()
+
+	// The timeout, bulkhead, fallbacks, health scores and degrade switch
+	// are registered under the names the flag's help gives.
+	os.WriteFile(path, []byte(`timeouts:
+  recommendations: {timeout: 80ms}
+bulkheads:
+  recommendations: {max_concurrent: 3}
+fallbacks:
+  product-cache: {enabled: false}
+  recommendations-default: {enabled: false}
+health:
+  db: {threshold: 0.5}
+  recommendations-grpc: {min_requests: 7}
+degrade:
+  db-p95: {threshold: 0.5, hold: 3s}
+`), 0o644)
+	s, err = New(context.Background(), Config{Policies: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := s.rec.timeout.Timeout(); d != 80*time.Millisecond {
+		t.Errorf("recommendations timeout %v, want 80ms", d)
+	}
+	if n := s.rec.bulkhead.Settings().MaxConcurrent; n != 3 {
+		t.Errorf("recommendations bulkhead %d slots, want 3", n)
+	}
+	if s.cacheOn.Enabled() || s.rec.defaultOn.Enabled() {
+		t.Error("a fallback the file turned off is on")
+	}
+	if th := s.dbHealth.Tuning().Threshold; th != 0.5 {
+		t.Errorf("db health threshold %v, want 0.5", th)
+	}
+	if n := s.rec.grpcHealth.Tuning().MinRequests; n != 7 {
+		t.Errorf("recommendations-grpc min requests %d, want 7", n)
+	}
+	if tu := s.dbDegrade.Tuning(); tu.Threshold != 0.5 || tu.Hold != 3*time.Second {
+		t.Errorf("db-p95 tuning %+v, want threshold 0.5, hold 3s", tu)
 	}
 	os.WriteFile(path, []byte("breakers:\n  db:\n    open_duration: 3s\n  search:\n    open_duration: 1s\n"), 0o644)
 	if _, err := New(context.Background(), Config{Policies: path}); err == nil || !strings.Contains(err.Error(), path+`:4:3: unknown breaker "search" (known: db, orders-db, recommendations)`) {
