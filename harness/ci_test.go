@@ -214,7 +214,8 @@ func validateCodeQuality(t *testing.T, data []byte) {
 }
 
 // A run of several scenarios says how far along it is and when it should
-// end, at the pace of the scenarios done so far.
+// end, at the pace of the scenarios done so far: in each scenario's title
+// and at the end of the live line.
 func TestOverallProgress(t *testing.T) {
 	sc := func(phases ...time.Duration) *plan.Scenario {
 		s := &plan.Scenario{}
@@ -241,5 +242,29 @@ func TestOverallProgress(t *testing.T) {
 	}
 	if got := newOverall([]*plan.Scenario{sc(time.Second)}, t0).at(0, t0); got != "1/1" {
 		t.Errorf("one scenario: %q", got)
+	}
+	// The live line: the current scenario's phases in real time, the rest
+	// at the pace of those before it (none before: as planned).
+	for _, tt := range []struct {
+		i           int
+		began, done time.Duration
+		want        string
+	}{
+		{0, 0, 0, "1/3, 40s left"},
+		{0, time.Second, 4 * time.Second, "1/3, 36s left"},
+		// 10s planned took 12s: 6s of phases left here, then 20s × 1.2.
+		{1, 12 * time.Second, 4 * time.Second, "2/3, 30s left"},
+		{2, 24 * time.Second, 19500 * time.Millisecond, "3/3, 1s left"},
+		// Past its plan (a slow read-back): nothing left of it.
+		{2, 24 * time.Second, 25 * time.Second, "3/3, 0s left"},
+		// Scenarios that ran faster than planned do not make the rest faster.
+		{1, 5 * time.Second, 0, "2/3, 30s left"},
+	} {
+		if got := o.live(tt.i, tt.done, t0.Add(tt.began)); got != tt.want {
+			t.Errorf("live(%d, %v, +%v) = %q, want %q", tt.i, tt.done, tt.began, got, tt.want)
+		}
+	}
+	if got := newOverall([]*plan.Scenario{sc(time.Minute)}, t0).live(0, 15*time.Second, t0); got != "45s left" {
+		t.Errorf("one scenario, live: %q", got)
 	}
 }

@@ -106,7 +106,10 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 	for i, sc := range scs {
 		title := fmt.Sprintf("%s (%s) [%s]", sc.Name, sc.File, prog.at(i, time.Now()))
 		endFold := opts.output().fold(sc.Name, title)
-		res, err := runner.Run(ctx, sc, opts.runnerOptions(filepath.Join(opts.ReportDir, sc.Name)))
+		ro := opts.runnerOptions(filepath.Join(opts.ReportDir, sc.Name))
+		began := time.Now()
+		ro.Overall = func(done time.Duration) string { return prog.live(i, done, began) }
+		res, err := runner.Run(ctx, sc, ro)
 		var src timeline.Source
 		if res != nil {
 			// The requests were streamed to disk and are judged from there,
@@ -191,6 +194,39 @@ func (o overall) at(i int, now time.Time) string {
 	pace := float64(now.Sub(o.started)) / float64(done)
 	left := time.Duration(float64(all-done) * pace).Round(time.Second)
 	return fmt.Sprintf("%s, %d%% done, about %v left", s, int(100*float64(done)/float64(all)), left)
+}
+
+// live says where the run is while scenario i, begun at began, runs with
+// done of its planned phase time passed, for the end of the live line:
+// "2/10, 1m40s left" ("1m40s left" for a single scenario). The current
+// scenario's phases run in real time; the scenarios after it are
+// estimated at the pace of those before it (their start-up and read-back
+// included), or at their planned time while none is done.
+func (o overall) live(i int, done time.Duration, began time.Time) string {
+	n := len(o.planned)
+	if i < 0 || i >= n {
+		return ""
+	}
+	var before, after time.Duration
+	for k, d := range o.planned {
+		switch {
+		case k < i:
+			before += d
+		case k > i:
+			after += d
+		}
+	}
+	pace := 1.0
+	if before > 0 {
+		// The time the scenarios before i took, against their phases.
+		pace = max(1, float64(began.Sub(o.started))/float64(before))
+	}
+	left := max(o.planned[i]-done, 0) + time.Duration(float64(after)*pace)
+	s := fmt.Sprintf("%v left", left.Round(time.Second))
+	if n > 1 {
+		s = fmt.Sprintf("%d/%d, %s", i+1, n, s)
+	}
+	return s
 }
 
 // verdictError is ErrContractsFailed unless every contract passed.

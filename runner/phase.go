@@ -145,6 +145,15 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		}()
 	}
 	if r.opts.Live {
+		// The planned time of the phases before this one, for the overall
+		// progress.
+		var before time.Duration
+		for i := range r.sc.Phases {
+			if &r.sc.Phases[i] == p {
+				break
+			}
+			before += r.sc.Phases[i].Duration.D()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -156,8 +165,13 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 					fmt.Fprint(r.opts.Log, "\r\x1b[K")
 					return
 				case <-tick.C:
-					line := progressLine(p.Name, time.Since(ph.boundary), p.Duration.D(), ph.stats.snapshot(), breakerStates(r.sampler.latest()))
-					fmt.Fprint(r.opts.Log, "\r\x1b[K"+termline.Cut(line, r.opts.Width))
+					elapsed := time.Since(ph.boundary)
+					line := progressLine(p.Name, elapsed, p.Duration.D(), ph.stats.snapshot(), breakerStates(r.sampler.latest()))
+					overall := ""
+					if r.opts.Overall != nil {
+						overall = r.opts.Overall(before + min(elapsed, p.Duration.D()))
+					}
+					fmt.Fprint(r.opts.Log, "\r\x1b[K"+termline.CutKeeping(line, overall, r.opts.Width))
 				}
 			}
 		}()

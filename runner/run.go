@@ -49,6 +49,11 @@ type Options struct {
 	// Width is the terminal's width in columns: the live line is cut to
 	// it and the phase lines wrap at spaces within it (0: no limit).
 	Width int
+	// Overall, when set, says where the whole invocation is, given how
+	// much of this run's planned phase time has passed ("2/10, 1m40s
+	// left"): the live line ends with it, and keeps it when it is cut to
+	// Width.
+	Overall func(done time.Duration) string
 	// Tool is the version string recorded on the timeline.
 	Tool string
 	// StateDir indexes the faults of unfinished runs by control endpoint,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,6 +33,10 @@ type screenWatch struct {
 	maxLive  int
 	sawLive  bool
 	fullRows []string
+	// tail, when set, is what a live line must end with at least once;
+	// sawTail says it did.
+	tail    *regexp.Regexp
+	sawTail bool
 }
 
 func (s *screenWatch) Write(p []byte) (int, error) {
@@ -44,6 +49,9 @@ func (s *screenWatch) Write(p []byte) (int, error) {
 	for _, row := range strings.Split(s.term.String(), "\n") {
 		if liveClock.MatchString(row) {
 			live++
+			if s.tail != nil && s.tail.MatchString(strings.TrimRight(row, " ")) {
+				s.sawTail = true
+			}
 		}
 		// A row that reaches the last column made the terminal wrap (or
 		// is about to): only the table, at its narrowest, may, and a
@@ -65,36 +73,7 @@ func TestLiveLineStaysOneLine(t *testing.T) {
 	bin := chaoskitBin(t)
 	for _, cols := range []int{80, 40} {
 		t.Run(strconv.Itoa(cols)+" columns", func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "run", scenarioFile, "--report-dir", t.TempDir(), "--format", "table")
-			for _, kv := range testEnv(t) {
-				if !strings.HasPrefix(kv, "COLUMNS=") {
-					cmd.Env = append(cmd.Env, kv)
-				}
-			}
-			tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: 50})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tty.Close()
-			w := &screenWatch{term: vt.NewEmulator(cols, 50), cols: cols}
-			read := make(chan error, 1)
-			go func() {
-				_, err := io.Copy(w, tty)
-				read <- err
-			}()
-			waitErr := cmd.Wait()
-			if err := <-read; err != nil && !errors.Is(err, syscall.EIO) {
-				t.Fatalf("reading the terminal: %v", err)
-			}
-			var ee *exec.ExitError
-			if waitErr != nil && !(errors.As(waitErr, &ee) && ee.ExitCode() == 1) {
-				t.Fatalf("run: %v\n%s", waitErr, w.term.String())
-			}
-			if !w.sawLive {
-				t.Fatalf("no live line was shown:\n%s", w.term.String())
-			}
+			w := watchLive(t, bin, cols, nil, scenarioFile)
 			if w.maxLive > 1 {
 				t.Errorf("the screen held %d live lines at once:\n%s", w.maxLive, w.term.String())
 			}
@@ -103,4 +82,64 @@ func TestLiveLineStaysOneLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overallTail is the end of a live line in a run of two scenarios: which
+// one runs and the time left ("2/2, 5s left").
+var overallTail = regexp.MustCompile(`  [12]/2, (\d+m)?\d+s left$`)
+
+// TestLiveLineShowsOverallProgress runs two scenarios in an 80-column
+// terminal: the live line ends with the overall progress and the time
+// left, kept in view while the line is cut to the width, and the screen
+// still holds one live line at a time.
+func TestLiveLineShowsOverallProgress(t *testing.T) {
+	bin := chaoskitBin(t)
+	w := watchLive(t, bin, 80, overallTail, filepath.Join("testdata", "overall"))
+	if !w.sawTail {
+		t.Errorf("no live line ended with the overall progress (%s):\n%s", overallTail, w.term.String())
+	}
+	if w.maxLive > 1 {
+		t.Errorf("the screen held %d live lines at once:\n%s", w.maxLive, w.term.String())
+	}
+	if len(w.fullRows) > 0 {
+		t.Errorf("rows reached the edge of the terminal: %q", w.fullRows)
+	}
+}
+
+// watchLive runs the scenarios of path in a terminal cols columns wide and
+// returns what it saw of the screen; it fails the test unless the run ends
+// with exit 0 or 1 and showed a live line.
+func watchLive(t *testing.T, bin string, cols int, tail *regexp.Regexp, path string) *screenWatch {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", path, "--report-dir", t.TempDir(), "--format", "table")
+	for _, kv := range testEnv(t) {
+		if !strings.HasPrefix(kv, "COLUMNS=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	w := &screenWatch{term: vt.NewEmulator(cols, 50), cols: cols, tail: tail}
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(w, tty)
+		read <- err
+	}()
+	waitErr := cmd.Wait()
+	if err := <-read; err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatalf("reading the terminal: %v", err)
+	}
+	var ee *exec.ExitError
+	if waitErr != nil && !(errors.As(waitErr, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("run: %v\n%s", waitErr, w.term.String())
+	}
+	if !w.sawLive {
+		t.Fatalf("no live line was shown:\n%s", w.term.String())
+	}
+	return w
 }

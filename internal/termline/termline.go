@@ -33,6 +33,40 @@ func Cut(s string, width int) string {
 	return strings.TrimRight(string(r[:room-1]), " ") + "…"
 }
 
+// minKept is the fewest columns of s that CutKeeping keeps beside its
+// tail; a narrower terminal cuts the line as Cut does.
+const minKept = 24
+
+// CutKeeping returns s and then tail, two spaces apart, in at most width-1
+// columns as Cut does, cutting s rather than tail, and between its fields
+// (runs of two spaces) where one is far enough in: tail is what must stay
+// in view when the line is too long (the overall progress at the end of a
+// live line). When the width leaves s fewer than minKept columns, s and
+// tail are cut together as Cut does. An empty tail is s cut; width 0 or
+// less means no limit.
+func CutKeeping(s, tail string, width int) string {
+	if tail == "" {
+		return Cut(s, width)
+	}
+	whole := s + "  " + tail
+	room := width - 1
+	if width <= 0 || utf8.RuneCountInString(whole) <= room {
+		return whole
+	}
+	keep := room - 2 - utf8.RuneCountInString(tail)
+	if keep < minKept {
+		return Cut(whole, width)
+	}
+	body := Cut(s, keep+1)
+	// Cut between the fields of s (two spaces apart), not inside one.
+	if cut, ok := strings.CutSuffix(body, "…"); ok {
+		if i := strings.LastIndex(strings.TrimRight(cut, " "), "  "); i >= minKept {
+			body = strings.TrimRight(cut[:i], " ") + " …"
+		}
+	}
+	return body + "  " + tail
+}
+
 // Wrap breaks s into rows of at most width-1 columns, at spaces, the rows
 // after the first indented by indent; a word longer than a row stays
 // whole. Width 0 or less means no limit. Runs of spaces inside a row are

@@ -28,6 +28,33 @@ func TestCut(t *testing.T) {
 	}
 }
 
+// The tail of a live line (the overall progress) stays in view; the line
+// before it is what is cut.
+func TestCutKeeping(t *testing.T) {
+	line := "  recovery             12.3s/30.0s     480 req/s  primary  98.0%  fallback   2.0%"
+	for _, tt := range []struct {
+		s, tail string
+		width   int
+		want    string
+	}{
+		{"short", "2/3, 40s left", 80, "short  2/3, 40s left"},
+		{line, "", 40, Cut(line, 40)},
+		{line, "2/10, 1m40s left", 0, line + "  2/10, 1m40s left"},
+		{line, "2/10, 1m40s left", 80, "  recovery             12.3s/30.0s     480 req/s  primary …  2/10, 1m40s left"},
+		{line, "2/10, 1m40s left", 120, line + "  2/10, 1m40s left"},
+		// Too narrow to keep both: cut as one line.
+		{line, "2/10, 1m40s left", 40, "  recovery             12.3s/30.0s…"},
+	} {
+		got := CutKeeping(tt.s, tt.tail, tt.width)
+		if got != tt.want {
+			t.Errorf("CutKeeping(%q, %q, %d) =\n%q, want\n%q", tt.s, tt.tail, tt.width, got, tt.want)
+		}
+		if tt.width > 0 && utf8.RuneCountInString(got) >= tt.width {
+			t.Errorf("CutKeeping(…, %d) is %d columns: it fills the last one", tt.width, utf8.RuneCountInString(got))
+		}
+	}
+}
+
 // A phase line wraps between fields, never inside a figure.
 func TestWrapKeepsFiguresWhole(t *testing.T) {
 	line := "  recovery               5.00s   4000 requests    800 req/s (800/s)  primary 99.0%  fallback 1.0%  faults: demo/store/productQuery=timeout (ack 1.2ms)"
