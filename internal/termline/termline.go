@@ -34,8 +34,10 @@ func Cut(s string, width int) string {
 }
 
 // minKept is the fewest columns of s that CutKeeping keeps beside its
-// tail; a narrower terminal cuts the line as Cut does.
-const minKept = 24
+// tail, enough for the start of a live line (the phase and its clock,
+// which say more than the tail); a narrower terminal cuts the line as Cut
+// does.
+const minKept = 40
 
 // CutKeeping returns s and then tail, two spaces apart, in at most width-1
 // columns as Cut does, cutting s rather than tail, and between its fields

@@ -42,8 +42,10 @@ func TestCutKeeping(t *testing.T) {
 		{line, "2/10, 1m40s left", 0, line + "  2/10, 1m40s left"},
 		{line, "2/10, 1m40s left", 80, "  recovery             12.3s/30.0s     480 req/s  primary …  2/10, 1m40s left"},
 		{line, "2/10, 1m40s left", 120, line + "  2/10, 1m40s left"},
-		// Too narrow to keep both: cut as one line.
+		// Too narrow to keep both: cut as one line, the phase's clock
+		// kept rather than the tail.
 		{line, "2/10, 1m40s left", 40, "  recovery             12.3s/30.0s…"},
+		{line, "8s left", 50, "  recovery             12.3s/30.0s…  8s left"},
 	} {
 		got := CutKeeping(tt.s, tt.tail, tt.width)
 		if got != tt.want {
