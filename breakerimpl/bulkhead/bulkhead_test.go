@@ -225,3 +225,66 @@ func TestStress(t *testing.T) {
 		})
 	}
 }
+
+// TestLimitsChangedUnderLoad changes the slots, the wait and the queue
+// while callers come and go (as a policy file reloaded under load does):
+// no more calls run at once than the largest limit set, no slot is lost,
+// and no queued caller is left behind when the slots are raised.
+func TestLimitsChangedUnderLoad(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const most = 4
+	b := bulkhead.New(bulkhead.Settings{MaxConcurrent: 1, MaxWait: time.Millisecond, Clock: clock.Real()})
+	var running, peak atomic.Int64
+	stop := make(chan struct{})
+	var tuner sync.WaitGroup
+	tuner.Add(1)
+	go func() {
+		defer tuner.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b.SetMaxConcurrent(1 + i%most)
+			b.SetMaxWait(time.Duration(i%3) * time.Millisecond)
+			b.SetMaxQueue(i % 5)
+			runtime.Gosched()
+		}
+	}()
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				p, err := b.Allow(context.Background())
+				if err != nil {
+					if !errors.Is(err, breakerimpl.ErrRejected) {
+						t.Errorf("unexpected error %v", err)
+					}
+					continue
+				}
+				n := running.Add(1)
+				for {
+					m := peak.Load()
+					if n <= m || peak.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				runtime.Gosched()
+				running.Add(-1)
+				p.Done(nil)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	tuner.Wait()
+	if p := peak.Load(); p > most || p == 0 {
+		t.Fatalf("peak concurrency %d, want 1..%d", p, most)
+	}
+	if s := b.Snapshot(); s.InFlight != 0 || s.Waiting != 0 {
+		t.Fatalf("snapshot %+v, want every slot back and nobody waiting", s)
+	}
+}
