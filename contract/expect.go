@@ -40,6 +40,10 @@ type quantifiedCheck struct {
 	// readsFaults is set when the predicate reads faults, which takes a
 	// list per request.
 	readsFaults bool
+	// readsSinceFault is set when the predicate reads since_fault: a
+	// window in which no request was sent with a fault on then has
+	// nothing to measure it from.
+	readsSinceFault bool
 }
 
 // reqEnv is what a predicate sees: one request.
@@ -62,6 +66,13 @@ type reqEnv struct {
 	Age time.Duration `expr:"age"`
 	// Faults names the faults that were on when the request was sent.
 	Faults []string `expr:"faults"`
+	// SinceFault is how long the longest-standing fault on when the
+	// request was sent had been on: measured by chaoskit from when its
+	// control endpoint or proxy acknowledged it, not taken from the
+	// service. 0 when no fault was on. A copy a cache serves 1.5 s into
+	// an outage of its only source is at least 1.5 s old, whatever its age
+	// header says.
+	SinceFault time.Duration `expr:"since_fault"`
 	// Header returns a kept response header, "" when absent.
 	Header func(string) string `expr:"header"`
 	// JSON returns the value at a dotted path in the JSON body, nil when
@@ -75,7 +86,7 @@ type reqEnv struct {
 }
 
 // predicateNames is the hint a predicate error carries.
-const predicateNames = `a predicate sees status, latency, class, source, age, body, method, path, url, target, phase, error, tags, faults, header("Name"), json("a.b") and baseline("phase")`
+const predicateNames = `a predicate sees status, latency, class, source, age, since_fault, body, method, path, url, target, phase, error, tags, faults, header("Name"), json("a.b") and baseline("phase")`
 
 // SyntaxError is an expectation that does not parse, with the column
 // (1-based, within the expectation) where the problem is.
@@ -120,7 +131,7 @@ func compileQuantified(src string, m []string) (check, error) {
 		return nil, se
 	}
 	return &quantifiedCheck{src: src, predicate: prog, op: m[2], percent: pct, readsAge: uses(prog, "age"), readsBaseline: uses(prog, "baseline"),
-		readsFaults: uses(prog, "faults")}, nil
+		readsFaults: uses(prog, "faults"), readsSinceFault: uses(prog, "since_fault")}, nil
 }
 
 // uses reports whether a compiled predicate reads the named variable.
@@ -229,6 +240,8 @@ type quantifiedAcc struct {
 	res     CheckResult
 	cur     *timeline.Request
 	env     reqEnv
+	// faulted counts the window's requests sent with a fault on.
+	faulted int
 }
 
 func (c *quantifiedCheck) start(w *window) acc {
@@ -265,9 +278,16 @@ func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
 	env := &a.env
 	env.Status, env.Latency, env.Body, env.Method, env.URL, env.Path = r.Status, r.Latency, r.Body, r.Method, r.URL, requestPath(r)
 	env.Target, env.Phase, env.Error, env.Tags = r.Target, r.Phase, r.Error, r.Tags
-	env.Class, env.Source, env.Age, env.Faults = string(cl), src, age, nil
+	env.Class, env.Source, env.Age, env.Faults, env.SinceFault = string(cl), src, age, nil, 0
 	if a.c.readsFaults {
 		env.Faults = faultsAt(w.faults, r.Time)
+	}
+	if a.c.readsSinceFault {
+		var on bool
+		env.SinceFault, on = sinceFault(w.faults, r.Time)
+		if on {
+			a.faulted++
+		}
 	}
 	out, err := a.machine.Run(a.c.predicate, env)
 	ok, _ := out.(bool)
@@ -314,6 +334,12 @@ func (a *quantifiedAcc) result() CheckResult {
 		res.Outcome = Inconclusive
 		res.Measured = "no requests"
 		res.Reason = "no requests in the window"
+		return res
+	}
+	if c.readsSinceFault && a.faulted == 0 {
+		res.Outcome = Inconclusive
+		res.Measured = "no fault on"
+		res.Reason = fmt.Sprintf("no request of the window's %d was sent with a fault on: since_fault has no fault to measure from", res.Samples)
 		return res
 	}
 	share := 100 * float64(res.Matched) / float64(res.Samples)

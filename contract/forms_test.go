@@ -94,6 +94,11 @@ func TestEvaluateForms(t *testing.T) {
 		{"age fails", Spec{Expect: []string{`age <= 1s for >= 99%`}}, ok, Fail, "0%"},
 		{"faults on", Spec{Expect: []string{`"shop/store/productQuery" in faults for == 100%`}}, ok, Pass, "100%"},
 		{"no faults in warmup", Spec{Phase: "warmup", Expect: []string{`len(faults) > 0 for >= 1%`}}, ok, Fail, "0%"},
+		// since_fault: chaoskit's own clock of the fault, 10ms a request.
+		{"copies as old as the fault", Spec{Expect: []string{`age >= since_fault for == 100%`}}, ok, Pass, "100% (100/100)"},
+		{"a copy younger than the fault", Spec{Expect: []string{`age >= since_fault for == 100%`}}, newShop(10, faultPhase(every(2), badAge("0"))).tl, Fail, "51% (51/100)"},
+		{"served past a time into the fault", Spec{Expect: []string{`status != 200 || since_fault <= 500ms for == 100%`}}, ok, Fail, "51% (51/100)"},
+		{"since_fault with no fault on", Spec{Phase: "warmup", Expect: []string{`since_fault <= 1s for == 100%`}}, ok, Inconclusive, "no fault on"},
 		// Stale copies.
 		{"stale passes", Spec{Expect: []string{`stale <= 30s`}}, ok, Pass, "1.5s oldest of 100 copies"},
 		{"stale fails", Spec{Expect: []string{`stale <= 1s`}}, ok, Fail, "1.5s oldest"},

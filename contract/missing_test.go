@@ -82,6 +82,7 @@ func TestMissingData(t *testing.T) {
 		}(), Inconclusive, "rests on 5 requests, fewer than min_samples 50"},
 		{"no state samples", Spec{Expect: []string{`breaker("db") opens within 1s`}}, ok, Inconclusive, "no data"},
 		{"no route to compare a status shift", Spec{Requests: Filter{Path: "/products/1"}, MinSamples: 5, Expect: []string{`status_shift("5xx") <= 5%`}}, ok, Inconclusive, "no route has 20 requests"},
+		{"no fault on for since_fault", Spec{Phase: "warmup", Expect: []string{`age >= since_fault for == 100%`}}, ok, Inconclusive, "no fault to measure from"},
 		{"writes never read back", Spec{Expect: []string{`lost_writes == 0`}}, ok, Inconclusive, "read no writes back"},
 		{"fault marker never fired", Spec{Expect: []string{`fallback >= 99%`}}, newShop(0, normal).tl, Inconclusive, "never fired"},
 	}

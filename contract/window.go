@@ -214,6 +214,22 @@ func faultsAt(spans []FaultSpan, t time.Time) []string {
 	return out
 }
 
+// sinceFault is how long the longest-standing fault on at t had been on,
+// counted from On, when the control endpoint or proxy acknowledged it
+// (before then the fault may not have been on yet), and whether any fault
+// was on at t. It is never negative.
+func sinceFault(spans []FaultSpan, t time.Time) (time.Duration, bool) {
+	var since time.Duration
+	on := false
+	for i := range spans {
+		if f := &spans[i]; f.activeAt(t) {
+			on = true
+			since = max(since, t.Sub(f.On))
+		}
+	}
+	return since, on
+}
+
 // referenceFault is the fault a time-based check measures from: the first
 // one switched on inside the window's phase, else the last one switched on
 // before it (a recovery phase measures from the fault before it).

@@ -2,7 +2,11 @@
 // of each, with when it was read. When the upstream fails it serves a copy
 // up to 1s old, with its age in X-Cache-Age (milliseconds), and refuses
 // with 503 after that. The broken variant serves a copy of any age; the
-// bad-age one states an age that is none ("soon").
+// bad-age one states an age that is none ("soon"). Two variants misreport
+// themselves: young behaves correctly and states every copy as fresh (0);
+// lying serves a copy of any age, as broken does, and states at most
+// 900 ms, under the bound, so that only chaoskit's own clock of the outage
+// shows the copies' real age.
 package main
 
 import (
@@ -23,7 +27,7 @@ type entry struct {
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address to listen on")
 	upstream := flag.String("upstream", "127.0.0.1:8081", "the upstream's address")
-	variant := flag.String("variant", "correct", "correct, broken or bad-age")
+	variant := flag.String("variant", "correct", "correct, broken, bad-age, young or lying")
 	flag.Parse()
 	const maxAge = time.Second
 	client := &http.Client{Timeout: 200 * time.Millisecond}
@@ -48,14 +52,19 @@ func main() {
 		}
 		e := v.(entry)
 		age := time.Since(e.at)
-		if age > maxAge && *variant != "broken" {
+		if age > maxAge && *variant != "broken" && *variant != "lying" {
 			http.Error(w, "upstream failed and the copy is too old", http.StatusServiceUnavailable)
 			return
 		}
 		w.Header().Set("X-Chaoskit-Source", "cache")
 		stated := strconv.FormatInt(age.Milliseconds(), 10)
-		if *variant == "bad-age" {
+		switch *variant {
+		case "bad-age":
 			stated = "soon"
+		case "young":
+			stated = "0"
+		case "lying":
+			stated = strconv.FormatInt(min(age, 900*time.Millisecond).Milliseconds(), 10)
 		}
 		w.Header().Set("X-Chaoskit-Age", stated)
 		w.Write(e.body)
