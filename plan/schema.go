@@ -38,10 +38,13 @@ type Scenario struct {
 	// Setup are steps run in order before the first phase: SQL and
 	// Redis commands against dependencies, HTTP requests to the target,
 	// with the values they capture. See setup.go.
-	Setup     []SetupStep `yaml:"setup"`
-	Load      Load        `yaml:"load"`
-	Phases    []Phase     `yaml:"phases"`
-	Contracts []Contract  `yaml:"contracts"`
+	Setup []SetupStep `yaml:"setup"`
+	// Probes are figures read from dependencies or the target as
+	// evidence for contracts: probe("NAME"). See probes.go.
+	Probes    []Probe    `yaml:"probes"`
+	Load      Load       `yaml:"load"`
+	Phases    []Phase    `yaml:"phases"`
+	Contracts []Contract `yaml:"contracts"`
 	// Classify sorts requests into classes for the contracts; Writes says
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`

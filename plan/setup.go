@@ -292,6 +292,7 @@ func (v *validator) validateSetup() {
 			v.checkCaptureRefs(at+".read_headers."+k, made, h)
 		}
 	}
+	v.validateProbes(made)
 }
 
 // checkCaptureRefs refuses a {capture.NAME} that no earlier setup step

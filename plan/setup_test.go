@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 	"testing"
 )
 
@@ -177,6 +178,67 @@ func TestCaptureFrom(t *testing.T) {
 		got, err := CaptureFrom(tt.tmpl, look)
 		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) || (err == nil && got != tt.want) {
 			t.Errorf("CaptureFrom(%q) = %q, %v; want %q, %q", tt.tmpl, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// probeScenario has the probes PROBES and a contract reading probe
+// clicks.
+const probeScenario = `name: probes
+target:
+  url: http://127.0.0.1:8080
+dependencies:
+  - name: db
+    postgres: {}
+  - name: cache
+    command:
+      argv: [redis-server, --port, "{port:cache}"]
+probes:
+PROBES
+load:
+  rate: 10/s
+  requests: [{path: /}]
+phases:
+  - name: p
+    duration: 1s
+contracts:
+  - name: clicks are written
+    expect: [probe("clicks") >= acked within 5s]
+  - name: at once too
+    expect: [probe("clicks") >= 1]
+`
+
+func TestProbes(t *testing.T) {
+	parse := func(probes string) (*Scenario, error) {
+		return Parse("probes.yaml", []byte(strings.Replace(probeScenario, "PROBES", probes, 1)), Options{})
+	}
+	sc, err := parse(`  - {name: clicks, postgres: db, sql: "SELECT count(*) FROM clicks", interval: 100ms}
+  - {name: lag, redis: cache, command: [XLEN, s]}
+  - {name: stats, http: GET /stats, value: "{json.count}"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sc.Probes[0]; p.After != 5*time.Second || p.Every() != 100*time.Millisecond || p.Step().Kind() != StepSQL || len(p.Step().Scripts) != 1 {
+		t.Errorf("clicks: After %v, Every %v, step %+v; want 5s (the longest within), 100ms, one SQL script", p.After, p.Every(), p.Step())
+	}
+	if p := sc.Probes[1]; p.After != 0 || p.Every() != DefaultProbeEvery || p.Step().StepTimeout() != DefaultProbeTimeout {
+		t.Errorf("lag: After %v, Every %v, timeout %v", p.After, p.Every(), p.Step().StepTimeout())
+	}
+	for _, tt := range []struct{ probes, want string }{
+		{`  - {name: click, postgres: db, sql: "SELECT 1"}`, `probes.yaml:20:14: probe("clicks") reads a probe the scenario does not declare (did you mean "click"?)`},
+		{`  - {name: clicks, http: POST /stats, value: "{json.n}"}`, `probes.yaml:11:26: probe "clicks" sends POST; a probe must not change what it reads`},
+		{`  - {name: clicks, http: GET /stats}`, `probes.yaml:11:5: probe "clicks" needs value: where in the answer its number is`},
+		{`  - {name: clicks, postgres: cache, sql: "SELECT 1"}`, `probes.yaml:11:30: dependency "cache" is not a postgres one`},
+		{`  - {name: clicks, redis: db, command: [PING]}`, `probes.yaml:11:27: dependency "db" is not a command dependency`},
+		{`  - {name: clicks, postgres: db, sql: "SELECT 1", value: "{row.n}"}`, `probe "clicks": value is for http probes`},
+		{`  - {name: clicks, postgres: db, sql: "SELECT 1"}
+  - {name: clicks, redis: cache, command: [PING]}`, `probes.yaml:12:12: probe "clicks" is declared twice`},
+		{`  - {name: clicks, sql: "SELECT 1"}`, `probe "clicks" needs exactly one of postgres, redis or http`},
+		{`  - {name: clicks, postgres: db, sql: "SELECT {capture.n}"}`, `{capture.n} is used before any setup step captures it`},
+	} {
+		_, err := parse(tt.probes)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tt.probes, err, tt.want)
 		}
 	}
 }

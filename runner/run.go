@@ -332,7 +332,13 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if err := r.waitStart(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
-	if err := r.phases(ctx); err != nil {
+	stopProbes := r.startProbes(ctx)
+	err = r.phases(ctx)
+	stopProbes()
+	if err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.finalProbes(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
 	if err := r.readBack(ctx); err != nil {

@@ -133,6 +133,9 @@ func (r *run) setupSQL(ctx context.Context, s *plan.SetupStep) (map[string]strin
 				continue
 			}
 			clear(row)
+			if len(res.Rows[0]) > 0 && res.Rows[0][0] != nil {
+				row[firstColumn] = string(res.Rows[0][0])
+			}
 			for i, f := range res.FieldDescriptions {
 				if i < len(res.Rows[0]) && res.Rows[0][i] != nil {
 					row["row."+f.Name] = string(res.Rows[0][i])
@@ -142,6 +145,10 @@ func (r *run) setupSQL(ctx context.Context, s *plan.SetupStep) (map[string]strin
 	}
 	return row, nil
 }
+
+// firstColumn is the key of the first column's value in what setupSQL
+// returns, for probes; no capture can name it.
+const firstColumn = "first"
 
 // sqlError names where in its script the server says a statement
 // failed: file:line:column of an SQL file, or the line and column of

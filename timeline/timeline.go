@@ -121,6 +121,11 @@ const (
 	// (duration_ns), the names it captured (never their values) and, when
 	// it failed, the error.
 	Setup EventKind = "setup"
+	// Probe is one reading of a scenario's probe (an SQL query, a Redis
+	// command or an HTTP GET that gives a number): Message is the probe's
+	// name, Data its value ("value") or why it could not be read
+	// ("error"), and "final" on the readings after the last phase.
+	Probe EventKind = "probe"
 )
 
 // Event is one thing that happened during a run, other than a request.
