@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 )
 
 // setupScenario is a scenario on a Postgres and a Redis dependency whose
