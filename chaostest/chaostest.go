@@ -24,11 +24,13 @@
 //     contracts, latency, rate limits, load shedding;
 //   - failpoint faults need the service's control endpoint: a Command
 //     that is a fault-injection build (`chaoskit build`; chaoskit starts it
-//     with GO_FAILPOINTS_HTTP set), or a URL whose Failpoints the test gives.
-//     A test binary that is itself a fault-injection build (go test
-//     -toolexec=failpoint-toolexec) can serve pingcap/failpoint's
-//     HttpHandler on a loopback listener and give it as Failpoints beside
-//     its Handler;
+//     with the endpoint's address and the run's token in
+//     CHAOSKIT_FAILPOINTS_HTTP and CHAOSKIT_FAILPOINTS_TOKEN), or a URL
+//     whose Failpoints the test gives. A test binary that is itself a
+//     fault-injection build (go test -toolexec=failpoint-toolexec) can
+//     serve inject.ControlHandler(token) on a loopback listener, set the
+//     token in CHAOSKIT_FAILPOINTS_TOKEN (t.Setenv) and give the listener
+//     as Failpoints beside its Handler;
 //   - network faults through chaoskit's proxies need no help from the
 //     service, and will run against every target once scenarios can
 //     declare them.
@@ -71,8 +73,8 @@ type Target struct {
 	// target.command: argv, with {port} and {port:NAME} filled with free
 	// loopback ports; URL is then where it listens, such as
 	// http://127.0.0.1:{port}. It is stopped at the end of the run, and it
-	// is given GO_FAILPOINTS_HTTP (at Failpoints, or at a port chaoskit
-	// picks). Env is added to the test's environment, and Dir is its
+	// is given its failpoint control endpoint's address (Failpoints, or a
+	// port chaoskit picks) and the run's token. Env is added to the test's environment, and Dir is its
 	// working directory, by default the test's (the package's directory).
 	Command []string
 	Env     map[string]string
@@ -80,9 +82,10 @@ type Target struct {
 	// URL is where the service listens: a service the test started, or
 	// the Command's. Loopback addresses only.
 	URL string
-	// Failpoints is the service's failpoint control endpoint (the address
-	// given in GO_FAILPOINTS_HTTP), for scenarios that switch failpoint
-	// faults. Loopback addresses only.
+	// Failpoints is the service's failpoint control endpoint, for
+	// scenarios that switch failpoint faults. Loopback addresses only.
+	// chaoskit sends it $CHAOSKIT_FAILPOINTS_TOKEN when the service is not
+	// a Command.
 	Failpoints string
 }
 

@@ -6,17 +6,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pingcap/failpoint"
-
 	"github.com/chaoskit/chaoskit/demo"
 	// The bundled scenarios' target is the demo: its profile names its
 	// failpoints and headers.
 	_ "github.com/chaoskit/chaoskit/demo/profile"
 	"github.com/chaoskit/chaoskit/demo/store"
+	"github.com/chaoskit/chaoskit/inject"
 )
 
 // A handler served in the test with the test binary's own failpoints,
-// switched through pingcap/failpoint's HttpHandler on loopback: in a
+// switched through inject's guarded control handler on loopback: in a
 // fault-injection build of the test the bundled scenario runs and passes
 // against the demo served in process; in a plain build the demo says its
 // markers are inert and the run is refused, never passed.
@@ -26,7 +25,9 @@ func TestInProcessFailpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctrl := httptest.NewServer(&failpoint.HttpHandler{})
+	const token = "in-process-test-token"
+	t.Setenv(inject.TokenEnv, token)
+	ctrl := httptest.NewServer(inject.ControlHandler(token))
 	defer ctrl.Close()
 	r := &recorder{TB: t}
 	rep := Run(r, "../scenarios/db-timeout-serves-cache.yaml", Target{Handler: s.Handler(), Failpoints: ctrl.URL}, RateScale(0.5))

@@ -76,7 +76,7 @@ func (tg Target) check(sc *plan.Scenario) error {
 			what, fix := "a handler served in the test", "run the service as a Command built with `chaoskit build`, or, in a test binary that is a fault-injection build, "+
 				"serve pingcap/failpoint's HttpHandler on loopback and give its address as Failpoints; scenarios without faults need neither"
 			if tg.Handler == nil {
-				what, fix = "the service at "+tg.URL, "give Failpoints: the address the service was given in GO_FAILPOINTS_HTTP"
+				what, fix = "the service at "+tg.URL, "give Failpoints: the address of the service's failpoint control endpoint"
 			}
 			e := faultPosition(sc, i, j)
 			e.Msg = fmt.Sprintf("phase %q switches the failpoint fault %s (%s), and %s has no failpoint control endpoint", p.Name, f.Point, f.Action, what)

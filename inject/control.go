@@ -34,7 +34,15 @@ type HTTPController struct {
 	Base string
 	// Client is used for requests; nil means a client with a 2 s timeout.
 	Client *http.Client
+	// Token, when set, is sent on every request as "Authorization: Bearer
+	// TOKEN", which ControlHandler requires. pingcap/failpoint's own
+	// endpoint ignores it.
+	Token string
 }
+
+// ErrUnauthorized is returned when the endpoint refused the request for
+// want of the right token (401).
+var ErrUnauthorized = errors.New("the failpoint control endpoint refused the token")
 
 // NewHTTPController returns a controller for the endpoint at base
 // ("127.0.0.1:7070" or "http://127.0.0.1:7070").
@@ -51,6 +59,9 @@ func (c *HTTPController) do(ctx context.Context, method, path, body string) (int
 	if err != nil {
 		return 0, "", err
 	}
+	if c.Token != "" {
+		req.Header.Set(TokenHeader, "Bearer "+c.Token)
+	}
 	client := c.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -63,6 +74,13 @@ func (c *HTTPController) do(ctx context.Context, method, path, body string) (int
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %s %s: %v", ErrUnreachable, method, c.Base, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		what := "without a token"
+		if c.Token != "" {
+			what = "with this run's token"
+		}
+		return 0, "", fmt.Errorf("%w: %s %s %s: %d %s", ErrUnauthorized, method, c.Base, what, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	return resp.StatusCode, string(b), nil
 }

@@ -655,7 +655,7 @@ func (v *validator) validate() {
 	if t.Command == nil && t.Demo == nil && t.URL != "" && t.Failpoints == "" {
 		for i, p := range sc.Phases {
 			if p.HasPointFaults() {
-				v.errorf(fmt.Sprintf("$.phases[%d].faults", i), "add target.failpoints: the address the service was given in GO_FAILPOINTS_HTTP", "phase %q switches faults but the target has no failpoint control endpoint", p.Name)
+				v.errorf(fmt.Sprintf("$.phases[%d].faults", i), "add target.failpoints: the address of the service's failpoint control endpoint", "phase %q switches faults but the target has no failpoint control endpoint", p.Name)
 				break
 			}
 		}

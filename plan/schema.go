@@ -81,9 +81,10 @@ type Target struct {
 	// URL is the service's base URL. Without Command the service is already
 	// running and chaoskit neither starts nor stops it.
 	URL string `yaml:"url"`
-	// Failpoints is the service's failpoint control endpoint (the address
-	// given in GO_FAILPOINTS_HTTP). For a Command target it may be left out:
-	// chaoskit then picks a free loopback port and sets GO_FAILPOINTS_HTTP.
+	// Failpoints is the service's failpoint control endpoint. For a Command
+	// target it may be left out: chaoskit then picks a free loopback port.
+	// A Command is given the address and the run's token in
+	// CHAOSKIT_FAILPOINTS_HTTP and CHAOSKIT_FAILPOINTS_TOKEN.
 	Failpoints string `yaml:"failpoints"`
 	// Ready is how chaoskit knows the service is ready.
 	Ready Ready `yaml:"ready"`

@@ -212,7 +212,10 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 			return longest, err
 		}
 		if errors.Is(err, inject.ErrUnreachable) {
-			return longest, infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and that target.failpoints is the address it was given in GO_FAILPOINTS_HTTP", err)
+			return longest, infra("the failpoint control endpoint "+r.tgt.controlAddr+" is unreachable", "check that the service is up and serves the endpoint: a service chaoskit starts does when it imports github.com/chaoskit/chaoskit/inject (which reads CHAOSKIT_FAILPOINTS_HTTP); target.failpoints is the address of one chaoskit does not start", err)
+		}
+		if errors.Is(err, inject.ErrUnauthorized) {
+			return longest, r.tgt.refusedToken(err)
 		}
 		return longest, infra("the control endpoint refused a fault", "check the fault's action and value (or the raw term), and that the service uses pingcap/failpoint's control endpoint", err)
 	}

@@ -144,7 +144,7 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 	for _, f := range []*os.File{ctlR, repW, outW, errW} {
 		f.Close()
 	}
-	ss := supervisorSpec{Argv: argv, Env: append(os.Environ(), env...)}
+	ss := supervisorSpec{Argv: argv, Env: lastWins(append(os.Environ(), env...))}
 	if c := opts.Credential; c != nil {
 		ss.Uid, ss.Gid = &c.Uid, &c.Gid
 	}
@@ -380,4 +380,22 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// lastWins keeps the last entry of each variable in env, as os/exec does: a
+// program started with two entries of one name sees the first (Go's
+// runtime does), and the scenario's entries, which come last, must win.
+func lastWins(env []string) []string {
+	at := map[string]int{}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[name]; ok {
+			out[i] = kv
+			continue
+		}
+		at[name] = len(out)
+		out = append(out, kv)
+	}
+	return out
 }

@@ -104,7 +104,10 @@ func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error)
 	}
 	client := ControlClient(controlTimeout)
 	defer client.CloseIdleConnections()
-	ctrl := &inject.HTTPController{Base: normalizeURL(fr.Control), Client: client}
+	// A service chaoskit started died with the run that started it (its
+	// supervisor saw to that), and its token with it; one chaoskit did not
+	// start takes the token chaoskit was given.
+	ctrl := &inject.HTTPController{Base: normalizeURL(fr.Control), Client: client, Token: os.Getenv(inject.TokenEnv)}
 	points := fr.Points
 	var active map[string]string
 	err := disableRetry.do(ctx, func(c context.Context) (err error) {

@@ -497,7 +497,7 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 		return nil
 	}
 	if r.tgt.control == nil {
-		return infra("the scenario switches faults but its target has no failpoint control endpoint", "set target.failpoints to the address given in GO_FAILPOINTS_HTTP", nil)
+		return infra("the scenario switches faults but its target has no failpoint control endpoint", "set target.failpoints to the address of the service's failpoint control endpoint", nil)
 	}
 	rep, ok, err := r.tgt.hits(ctx)
 	if err == nil && ok && rep.FaultInjection != nil {

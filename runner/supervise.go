@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/chaoskit/chaoskit/inject"
 )
 
 // A target chaoskit starts runs below a supervisor: the chaoskit
@@ -42,7 +44,8 @@ const supervisorEnv = "CHAOSKIT_SUPERVISOR"
 
 // supervisorSpec is what chaoskit tells the supervisor to start. It goes
 // over the pipe, not in the supervisor's environment: a chaoskit binary
-// with GO_FAILPOINTS_HTTP set would serve failpoints itself.
+// with GO_FAILPOINTS_HTTP or CHAOSKIT_FAILPOINTS_HTTP set would serve
+// failpoints itself, and the token stays off its environment.
 type supervisorSpec struct {
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
@@ -286,7 +289,7 @@ func supervisorEnvFor() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "GO_FAILPOINTS" || name == "GO_FAILPOINTS_HTTP" || name == supervisorEnv {
+		if name == "GO_FAILPOINTS" || name == "GO_FAILPOINTS_HTTP" || name == inject.ControlEnv || name == inject.TokenEnv || name == supervisorEnv {
 			continue
 		}
 		env = append(env, kv)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chaoskit/chaoskit/inject"
 )
 
 // processAlive says whether pid is a live process (a zombie is dead).
@@ -108,28 +110,32 @@ func p0Subreaper(t *testing.T) bool {
 }
 
 func TestSupervisorDoesNotServeTheTargetsFailpoints(t *testing.T) {
-	// The target's GO_FAILPOINTS_HTTP is the target's: a chaoskit binary
-	// (this test binary links pingcap/failpoint) that saw it would serve
-	// the control endpoint itself, and faults would go to the supervisor.
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	dir := t.TempDir()
-	p, err := startProcess([]string{"/bin/sh", "-c", `echo "ready $GO_FAILPOINTS_HTTP"; sleep 30`}, []string{"GO_FAILPOINTS_HTTP=" + addr}, "", filepath.Join(dir, "out"), filepath.Join(dir, "err"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.stop(time.Second)
-	got, err := p.waitLine(context.Background(), "ready ", 5*time.Second)
-	if err != nil || got != addr {
-		t.Fatalf("the target saw GO_FAILPOINTS_HTTP=%q (%v), want %s", got, err, addr)
-	}
-	time.Sleep(100 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-		c.Close()
-		t.Errorf("something serves %s: the supervisor took the target's control endpoint", addr)
+	// The target's control endpoint is the target's: a chaoskit binary
+	// (this test binary links pingcap/failpoint and inject) that saw
+	// GO_FAILPOINTS_HTTP or CHAOSKIT_FAILPOINTS_HTTP would serve the control
+	// endpoint itself, and faults would go to the supervisor.
+	for _, name := range []string{"GO_FAILPOINTS_HTTP", inject.ControlEnv} {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		dir := t.TempDir()
+		p, err := startProcess([]string{"/bin/sh", "-c", `echo "ready $` + name + `"; sleep 30`}, []string{name + "=" + addr, inject.TokenEnv + "=t"}, "", filepath.Join(dir, "out"), filepath.Join(dir, "err"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.waitLine(context.Background(), "ready ", 5*time.Second)
+		if err != nil || got != addr {
+			p.stop(time.Second)
+			t.Fatalf("the target saw %s=%q (%v), want %s", name, got, err, addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("something serves %s: the supervisor took the target's control endpoint", addr)
+		}
+		p.stop(time.Second)
 	}
 }
 

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +32,12 @@ type target struct {
 	control inject.Controller
 	// controlAddr is the control endpoint's base URL, for the record.
 	controlAddr string
-	hitsURL     string
-	proc        *process
-	client      *http.Client
+	// token is sent with every control request: the run's own for a
+	// service chaoskit starts, $CHAOSKIT_FAILPOINTS_TOKEN for one it does not.
+	token   string
+	hitsURL string
+	proc    *process
+	client  *http.Client
 	// argv, env and dir start the process again on the same address.
 	argv, env []string
 	dir       string
@@ -47,6 +52,13 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 	spec := r.sc.Target
 	t := &target{spec: spec, client: ControlClient(controlTimeout)}
 	var err error
+	if spec.Demo != nil || spec.Command != nil {
+		if t.token, err = newControlToken(); err != nil {
+			return t, err
+		}
+	} else {
+		t.token = os.Getenv(inject.TokenEnv)
+	}
 	switch {
 	case spec.Demo != nil:
 		t.desc = "demo"
@@ -63,12 +75,40 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 		t.hitsURL = t.baseURL + spec.Hits
 		err = t.waitReady(ctx, nil)
 	}
+	if err == nil && t.control != nil && t.openControl(ctx) {
+		fmt.Fprintf(r.opts.Log, "  note: the failpoint control endpoint %s answers without a token: any user of this machine can switch faults in the service during the run (serve it with github.com/chaoskit/chaoskit/inject, which requires the run's token; see docs/scenarios.md)\n", t.controlAddr)
+	}
 	return t, err
+}
+
+// openControl says whether the control endpoint lists failpoints to a
+// request without a token, as pingcap/failpoint's GO_FAILPOINTS_HTTP
+// endpoint does.
+func (t *target) openControl(ctx context.Context) bool {
+	anon := &inject.HTTPController{Base: t.controlAddr, Client: t.client}
+	_, err := anon.Active(ctx)
+	return err == nil
 }
 
 func (t *target) setControl(addr string) {
 	t.controlAddr = normalizeURL(addr)
-	t.control = &inject.HTTPController{Base: t.controlAddr, Client: t.client}
+	t.control = &inject.HTTPController{Base: t.controlAddr, Client: t.client, Token: t.token}
+}
+
+// newControlToken makes the run's failpoint control token: 128 random bits.
+func newControlToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", infra("cannot make the failpoint control token", "", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// controlEnv is what a started target is given for its failpoint control
+// endpoint: the address and the run's token, which the inject package
+// reads (see inject.ControlHandler).
+func (t *target) controlEnv(addr string) []string {
+	return []string{inject.ControlEnv + "=" + addr, inject.TokenEnv + "=" + t.token}
 }
 
 // controlTimeout bounds each request of chaoskit's own to a target:
@@ -101,7 +141,7 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 			// {port:NAME} points the demo at a dependency or a proxy.
 			argv = append(argv, plan.FillPorts(a, r.ports))
 		}
-		proc, err := r.spawn(argv, []string{"GO_FAILPOINTS_HTTP=" + ctrl}, "")
+		proc, err := r.spawn(argv, t.controlEnv(ctrl), "")
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the demo target %s", r.opts.Self), "check that the chaoskit binary exists and is executable", err)
 		}
@@ -126,14 +166,15 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 		t.hitsURL = t.baseURL + r.sc.Target.Hits
 		t.setControl(ctrl)
 		// A later --listen wins: a restart listens where this one does.
-		t.argv, t.env = append(argv[:len(argv):len(argv)], "--listen", addr), []string{"GO_FAILPOINTS_HTTP=" + ctrl}
+		t.argv, t.env = append(argv[:len(argv):len(argv)], "--listen", addr), t.controlEnv(ctrl)
 		return t.waitReady(ctx, proc)
 	}
 	return infra("the demo target did not start", "free some loopback ports and retry", lastErr)
 }
 
 // startCommand starts the scenario's command with its port placeholders
-// filled and GO_FAILPOINTS_HTTP set, and waits until it is ready.
+// filled and its control endpoint's address and token set (see
+// target.controlEnv), and waits until it is ready.
 func (r *run) startCommand(ctx context.Context, t *target) error {
 	names := r.sc.Target.PortNames()
 	var lastErr error
@@ -173,7 +214,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		}
 		var env []string
 		if spec.Failpoints != "" {
-			env = append(env, "GO_FAILPOINTS_HTTP="+hostPort(spec.Failpoints))
+			env = append(env, t.controlEnv(hostPort(spec.Failpoints))...)
 		}
 		keys := make([]string, 0, len(cmd.Env))
 		for k := range cmd.Env {
@@ -357,6 +398,9 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 		last := t.probe(ctx, url, t.spec.Ready.Status)
 		if last == nil && t.control != nil {
 			if _, err := t.control.Active(ctx); err != nil {
+				if errors.Is(err, inject.ErrUnauthorized) {
+					return t.refusedToken(err)
+				}
 				if inner := errors.Unwrap(err); inner != nil {
 					err = inner // past "control endpoint unreachable"
 				}
@@ -377,6 +421,14 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// refusedToken is the error of a control endpoint that answered 401.
+func (t *target) refusedToken(err error) error {
+	if t.proc == nil {
+		return infra("the failpoint control endpoint "+t.controlAddr+" refused chaoskit's request", "set "+inject.TokenEnv+" in chaoskit's environment to the token the service was given", err)
+	}
+	return infra("the failpoint control endpoint "+t.controlAddr+" refused this run's token", "another process may serve that address, or the service's command.env overrides "+inject.TokenEnv, err)
 }
 
 func (t *target) probe(ctx context.Context, url string, status int) error {

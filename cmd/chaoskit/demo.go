@@ -23,8 +23,10 @@ func newDemoCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the demo shop service (SQLite or PostgreSQL, breaker, cache fallback)",
 		Long: `Serve runs the demo shop on a loopback address and prints "listening on ADDR".
-Start it with GO_FAILPOINTS_HTTP=127.0.0.1:PORT to switch its failpoints over
-HTTP. The --no-* flags break its resilience on purpose.`,
+Start it with CHAOSKIT_FAILPOINTS_HTTP=127.0.0.1:PORT and a token in
+CHAOSKIT_FAILPOINTS_TOKEN to switch its failpoints over HTTP (requests carry
+"Authorization: Bearer TOKEN"); GO_FAILPOINTS_HTTP serves pingcap's endpoint,
+open to every local user. The --no-* flags break its resilience on purpose.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
