@@ -100,7 +100,9 @@ func (c *Campaign) trier() (*trials.Runner, error) {
 		}
 		c.Self = self
 	}
-	if err := claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile)); err != nil {
+	// The lock is held until the process ends: a campaign writes its
+	// report directory to the last trial.
+	if _, err := claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile)); err != nil {
 		return nil, err
 	}
 	if err := claimTrialsDir(filepath.Join(c.ReportDir, TrialsDir), c.Tool); err != nil {

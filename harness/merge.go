@@ -51,9 +51,11 @@ func Merge(dirs []string, opts RejudgeOptions) (*reports.Report, error) {
 	if dir == "" {
 		dir = dirs[0]
 	}
-	if err := claimReportDir(dir, "", reportFilesOf(opts.Formats)); err != nil {
+	unlock, err := claimReportDir(dir, "", reportFilesOf(opts.Formats))
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	head := m.Head()
 	sc, from, err := findScenario(dirs[0], head, opts.Scenario)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 
 	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/reports"
@@ -24,7 +25,29 @@ var reportFiles = []string{reports.FileJSON, reports.FileJUnit, reports.FileMark
 // chaoskit visit wrote it (see outdir.Visit). A file there that chaoskit
 // did not write is never replaced: the run is refused with exit 3 before
 // it starts, and the directory is left as it was.
-func claimReportDir(dir, tool string, files []string) error {
+//
+// dir is locked until release: a second chaoskit command writing into it
+// at the same time is refused, naming the first.
+func claimReportDir(dir, tool string, files []string) (release func(), err error) {
+	release, err = outdir.LockNew(dir)
+	if le := (*outdir.LockedError)(nil); errors.As(err, &le) {
+		return nil, &runner.InfraError{Msg: "another chaoskit is writing " + dir, Err: err,
+			Fix: "wait for it to end, or give this command another --report-dir"}
+	}
+	if err != nil && !errors.Is(err, syscall.ELOOP) && !errors.Is(err, syscall.ENOTDIR) {
+		return nil, &runner.InfraError{Msg: "cannot create the report directory", Err: err}
+	}
+	if release == nil {
+		release = func() {} // no directory: Claim says what is there
+	}
+	if err := claimUnlocked(dir, tool, files); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+func claimUnlocked(dir, tool string, files []string) error {
 	if runner.IsRunDir(dir) {
 		return nil
 	}

@@ -2,11 +2,15 @@ package harness
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
@@ -130,4 +134,44 @@ func TestPruneRemovesOnlyTrials(t *testing.T) {
 	if len(tree(t, other)) != 1 {
 		t.Error("an unmarked trials directory was pruned")
 	}
+}
+
+// TestTwoWritersOfOneReportDirectory: while another process writes a
+// report directory (flock(1) holds its lock), a second command is refused
+// with exit 3, a message naming the holder, and nothing written; once the
+// holder is gone the directory is claimed as usual.
+func TestTwoWritersOfOneReportDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "reports")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command("flock", dir, "sleep", "30")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // sleep inherits the lock
+	if err := holder.Start(); err != nil {
+		t.Skip("no flock(1):", err)
+	}
+	stop := func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() }
+	defer stop()
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		var release func()
+		if release, err = claimReportDir(dir, "", []string{"report.json"}); err != nil {
+			break
+		}
+		release() // flock(1) has not locked it yet
+		os.Remove(filepath.Join(dir, outdir.MarkerFile))
+	}
+	want := fmt.Sprintf("another chaoskit is writing %s: %s is being written by process %d (flock %s sleep 30)", dir, dir, holder.Process.Pid, dir)
+	if err == nil || !strings.Contains(err.Error(), want) || exitcode.Of(err) != exitcode.Infra {
+		t.Fatalf("claimReportDir = %v (exit %d), want %q, exit 3", err, exitcode.Of(err), want)
+	}
+	if got := tree(t, dir); len(got) != 0 {
+		t.Errorf("the refused command wrote %v", got)
+	}
+	stop()
+	release, err := claimReportDir(dir, "", []string{"report.json"})
+	if err != nil {
+		t.Fatalf("after the holder ended: %v", err)
+	}
+	release()
 }

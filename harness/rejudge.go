@@ -57,9 +57,11 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	if dir == "" {
 		dir = root
 	}
-	if err := claimReportDir(dir, "", reportFilesOf(opts.Formats)); err != nil {
+	unlock, err := claimReportDir(dir, "", reportFilesOf(opts.Formats))
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	var reps []reports.ScenarioReport
 	var started, ended time.Time
 	for _, run := range runs {

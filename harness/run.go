@@ -96,9 +96,11 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 	if err := checkShardTargets(scs, opts); err != nil {
 		return nil, err
 	}
-	if err := claimReportDir(opts.ReportDir, opts.Tool, reportFilesOf(opts.Formats)); err != nil {
+	unlock, err := claimReportDir(opts.ReportDir, opts.Tool, reportFilesOf(opts.Formats))
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	started := time.Now()
 	var reps []reports.ScenarioReport
 	var runErr error

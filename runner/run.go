@@ -217,9 +217,11 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if !opts.Shard.Whole() && opts.Shard.Index > 1 || opts.NoFaults {
 		sc = withoutFaults(sc)
 	}
-	if err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool}); err != nil {
+	unlock, err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool})
+	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	// A record that cannot be written stops the run as an interruption
 	// does, through its own context, and is the run's error.
 	ctx, stopRun := context.WithCancelCause(ctx)

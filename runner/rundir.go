@@ -59,32 +59,51 @@ func RemoveRunDir(dir string) error {
 // that run's files after the faults that run may have left on are rolled
 // back. A directory chaoskit did not make is refused (exit 3) and left as
 // it is, whatever path the scenario's name made of it.
-func prepareDir(ctx context.Context, dir string, m outdir.Marker) error {
+//
+// The directory is locked (outdir.Lock) before anything in it is touched,
+// and stays locked until release: a second chaoskit writing the same run
+// directory is refused, naming the first.
+func prepareDir(ctx context.Context, dir string, m outdir.Marker) (release func(), err error) {
 	if dir == "" {
-		return infra("no run directory given", "", nil)
+		return nil, infra("no run directory given", "", nil)
 	}
+	unlock, lerr := outdir.LockNew(dir)
+	if le := (*outdir.LockedError)(nil); errors.As(lerr, &le) {
+		return nil, infra("another chaoskit is writing the run directory "+dir, "wait for it to end, or give this run another --report-dir", lerr)
+	}
+	if unlock == nil {
+		unlock = func() {} // no directory: Claim says what is there
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
 	m.Kind = outdir.Run
 	earlier, err := outdir.Claim(dir, m, func(k outdir.Kind) bool { return k == outdir.Run })
 	var fe *outdir.ForeignError
 	if errors.As(err, &fe) {
-		return infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir, or the scenario a name, that makes a new or empty directory", err)
+		return nil, infra("will not write the run into "+dir, "chaoskit replaces only run directories it made: give --report-dir, or the scenario a name, that makes a new or empty directory", err)
 	}
 	if err != nil {
-		return infra("cannot create the run directory", "", err)
+		return nil, infra("cannot create the run directory", "", err)
+	}
+	if lerr != nil {
+		return nil, infra("cannot lock the run directory "+dir, "", lerr)
 	}
 	if !earlier {
-		return nil
+		return unlock, nil
 	}
 	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
 		_, _ = rollbackRecord(ctx, fr)
 	}
 	if err := replaceRunDir(dir); err != nil {
-		return infra("cannot replace the earlier run in "+dir, "", err)
+		return nil, infra("cannot replace the earlier run in "+dir, "", err)
 	}
 	if err := outdir.Mark(dir, m); err != nil {
-		return infra("cannot create the run directory", "", err)
+		return nil, infra("cannot create the run directory", "", err)
 	}
-	return nil
+	return unlock, nil
 }
 
 // RecordedOutcome returns how the run in dir ended as its marker records

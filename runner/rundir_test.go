@@ -3,11 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -53,7 +57,7 @@ func TestPrepareDirReplacesOnlyItsOwnRuns(t *testing.T) {
 		{"new", func(t *testing.T, report string) string { return filepath.Join(report, "s") }, nil, false},
 		{"an earlier run", func(t *testing.T, report string) string {
 			dir := filepath.Join(report, "s")
-			if err := prepareDir(context.Background(), dir, marker); err != nil {
+			if err := prepareReleased(dir, marker); err != nil {
 				t.Fatal(err)
 			}
 			writeFiles(t, dir, timeline.FileName, ResultsFile, SummaryFile, "scenario-include/1-common.yaml", ".run.json.tmp-42", "notes.txt")
@@ -88,7 +92,7 @@ func TestPrepareDirReplacesOnlyItsOwnRuns(t *testing.T) {
 			report := filepath.Join(t.TempDir(), "out")
 			os.MkdirAll(report, 0o755)
 			dir := tt.setup(t, report)
-			err := prepareDir(context.Background(), dir, marker)
+			err := prepareReleased(dir, marker)
 			var ie *InfraError
 			if tt.refused {
 				if !errors.As(err, &ie) || !strings.Contains(err.Error(), "will not write the run into") || !strings.Contains(ie.Fix, "new or empty directory") {
@@ -126,7 +130,7 @@ func TestPlantedLinksInAnEarlierRunAreNeverFollowed(t *testing.T) {
 	dir, victim := filepath.Join(root, "run"), filepath.Join(root, "victim")
 	writeFiles(t, victim, "redis/dump.rdb", "inc/keep", "file")
 	marker := outdir.Marker{Kind: outdir.Run, Name: "s"}
-	if err := prepareDir(context.Background(), dir, marker); err != nil {
+	if err := prepareReleased(dir, marker); err != nil {
 		t.Fatal(err)
 	}
 	for name, to := range map[string]string{DepsDir: victim, "scenario-include": filepath.Join(victim, "inc"), TargetStdout: filepath.Join(victim, "file"), DepsDir + ".x": victim} {
@@ -134,7 +138,7 @@ func TestPlantedLinksInAnEarlierRunAreNeverFollowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := prepareDir(context.Background(), dir, marker); err != nil {
+	if err := prepareReleased(dir, marker); err != nil {
 		t.Fatal(err)
 	}
 	// A link planted after the directory was prepared: the outputs are
@@ -159,5 +163,52 @@ func TestPlantedLinksInAnEarlierRunAreNeverFollowed(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, DepsDir+".x")); err != nil {
 		t.Error("a link under a name chaoskit does not write was removed")
+	}
+}
+
+// prepareReleased is prepareDir with its lock released at once.
+func prepareReleased(dir string, m outdir.Marker) error {
+	release, err := prepareDir(context.Background(), dir, m)
+	if err == nil {
+		release()
+	}
+	return err
+}
+
+// TestASecondWriterOfARunDirectoryIsRefused holds a run directory's lock
+// in another process: prepareDir refuses, names that process, and touches
+// nothing in the directory.
+func TestASecondWriterOfARunDirectoryIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	marker := outdir.Marker{Kind: outdir.Run, Name: "s"}
+	if err := prepareReleased(dir, marker); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, timeline.FileName)
+	holder := exec.Command("flock", dir, "sleep", "30")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // sleep inherits the lock
+	if err := holder.Start(); err != nil {
+		t.Skip("no flock(1):", err)
+	}
+	defer func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() }()
+	// Wait for flock(1) to hold the lock, touching nothing.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		release, err := outdir.Lock(dir)
+		if err != nil {
+			break
+		}
+		release()
+		if time.Now().After(deadline) {
+			t.Fatal("flock(1) did not lock the directory")
+		}
+	}
+	_, err := prepareDir(context.Background(), dir, marker)
+	var ie *InfraError
+	want := fmt.Sprintf("is being written by process %d (flock %s sleep 30)", holder.Process.Pid, dir)
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "another chaoskit is writing the run directory") || !strings.Contains(err.Error(), want) || !strings.Contains(ie.Fix, "another --report-dir") {
+		t.Fatalf("prepareDir = %v, want a refusal naming the holder (%s)", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, timeline.FileName)); err != nil {
+		t.Errorf("the refused run touched the directory: %v", err)
 	}
 }

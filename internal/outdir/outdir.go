@@ -14,6 +14,10 @@
 // outcome, which is written into it in place (RecordOutcome): on a full
 // disk, where no new file can be written, the cause of a failed run is
 // still recorded.
+//
+// One process writes a directory at a time (Lock): the kernel's lock on
+// the directory itself, which leaves no file behind and ends with the
+// process.
 package outdir
 
 import (
