@@ -100,8 +100,8 @@ type Source struct {
 	// the fault's window unchecked.
 	Check func(sc Scope, s *Spec) bool
 	// Overlap reports s switched on while another fault of the same Path
-	// is on, in phase.
-	Overlap func(sc Scope, s *Spec, phase string)
+	// (described by other, such as "faults[0] (0s–3s)") is on, in phase.
+	Overlap func(sc Scope, s *Spec, phase, other string)
 	// Actuator makes the source's actuator in a run.
 	Actuator func(env Env) Actuator
 }

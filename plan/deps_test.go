@@ -217,3 +217,33 @@ func hasError(l ErrorList, want string) bool {
 	}
 	return false
 }
+
+// TestOverlapsAreReportedOncePerFault: four restarts of one process at
+// once are three errors (each later restart, naming the first it meets),
+// not one per pair.
+func TestOverlapsAreReportedOncePerFault(t *testing.T) {
+	_, err := parseDeps(t, strings.Repeat("      - {process: db, action: restart}\n", 4))
+	var l ErrorList
+	if !errors.As(err, &l) {
+		t.Fatalf("err = %v, want an ErrorList", err)
+	}
+	var lines []string
+	for _, e := range l {
+		if strings.Contains(e.Error(), "two actions at once") {
+			lines = append(lines, e.Error())
+		}
+	}
+	want := []string{
+		`deps.yaml:23:19: process db has two actions at once in phase "p": this one and faults[0]`,
+		`deps.yaml:24:19: process db has two actions at once in phase "p": this one and faults[0]`,
+		`deps.yaml:25:19: process db has two actions at once in phase "p": this one and faults[0]`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d overlap errors, want %d:\n%s", len(lines), len(want), strings.Join(lines, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], want[i])
+		}
+	}
+}

@@ -1075,7 +1075,7 @@ func (v *validator) validateFaults(at string, p *Phase) {
 	}
 	type window struct {
 		on, off time.Duration
-		at      string
+		index   int
 	}
 	windows := map[string][]window{}
 	for j := range p.Faults {
@@ -1094,13 +1094,16 @@ func (v *validator) validateFaults(at string, p *Phase) {
 		case off > p.Duration.D():
 			v.errorf(fat+".for", "make after + for fit in the phase", "fault lasts until %v into phase %q, which lasts %v", off, p.Name, p.Duration.D())
 		}
+		// One error per fault, naming the first earlier one it overlaps:
+		// four restarts at once are three errors, not six.
 		for _, w := range windows[f.Path] {
 			if on < w.off && w.on < off {
 				spec := f.Spec()
-				src.Overlap(faultScope{v, fat, cat}, &spec, p.Name)
+				src.Overlap(faultScope{v, fat, cat}, &spec, p.Name, fmt.Sprintf("faults[%d] (%v–%v)", w.index, w.on, w.off))
+				break
 			}
 		}
-		windows[f.Path] = append(windows[f.Path], window{on, off, fat})
+		windows[f.Path] = append(windows[f.Path], window{on, off, j})
 	}
 }
 

@@ -18,8 +18,8 @@ func init() {
 	fault.Register(&fault.Source{Name: "point", Marker: true,
 		Names: func(s *fault.Spec) bool { return s.Proxy == "" && s.Process == "" },
 		Check: check,
-		Overlap: func(sc fault.Scope, s *fault.Spec, phase string) {
-			sc.Errorf(".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q", s.Path, phase)
+		Overlap: func(sc fault.Scope, s *fault.Spec, phase, other string) {
+			sc.Errorf(".point", "a failpoint holds one term at a time; give the faults separate after/for windows, or merge them with action: term", "failpoint %s has two faults at once in phase %q: this one and %s", s.Path, phase, other)
 		},
 		Actuator: func(env fault.Env) fault.Actuator { return actuator{env} }})
 }

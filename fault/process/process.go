@@ -15,8 +15,8 @@ func init() {
 	fault.Register(&fault.Source{Name: "process",
 		Names: func(s *fault.Spec) bool { return s.Process != "" && s.Proxy == "" },
 		Check: check,
-		Overlap: func(sc fault.Scope, s *fault.Spec, phase string) {
-			sc.Errorf(".process", "give the actions separate after/for windows", "process %s has two actions at once in phase %q", s.Process, phase)
+		Overlap: func(sc fault.Scope, s *fault.Spec, phase, other string) {
+			sc.Errorf(".process", "give the actions separate after/for windows", "process %s has two actions at once in phase %q: this one and %s", s.Process, phase, other)
 		},
 		Actuator: func(env fault.Env) fault.Actuator { return actuator{env} }})
 }

@@ -15,8 +15,8 @@ func init() {
 	fault.Register(&fault.Source{Name: "proxy",
 		Names: func(s *fault.Spec) bool { return s.Proxy != "" },
 		Check: check,
-		Overlap: func(sc fault.Scope, s *fault.Spec, phase string) {
-			sc.Errorf(".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q", s.Proxy, phase)
+		Overlap: func(sc fault.Scope, s *fault.Spec, phase, other string) {
+			sc.Errorf(".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q: this one and %s", s.Proxy, phase, other)
 		},
 		Actuator: func(env fault.Env) fault.Actuator { return actuator{env} }})
 }
