@@ -124,7 +124,11 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 		}
 		rep := ScenarioReport(sc, src, sc.Name, err)
 		if err != nil {
-			fmt.Fprintf(out, "  %s: %v\n", sc.Name, err)
+			how := ""
+			if errors.Is(err, runner.ErrInterrupted) && res != nil {
+				how = "; " + res.Summary.Interruption()
+			}
+			fmt.Fprintf(out, "  %s: %v%s\n", sc.Name, err, how)
 		}
 		endFold()
 		reps = append(reps, rep)
@@ -138,6 +142,9 @@ func Run(ctx context.Context, scs []*plan.Scenario, opts Options) (*reports.Repo
 		}
 	}
 	rep := reports.New(started, reps)
+	if errors.Is(runErr, runner.ErrInterrupted) {
+		rep.Interrupted = interruptCause(runErr)
+	}
 	fmt.Fprintln(out)
 	if err := opts.output().finish(opts.ReportDir, rep, opts.Formats); err != nil {
 		if runErr == nil {
@@ -227,6 +234,16 @@ func (o overall) live(i int, done time.Duration, began time.Time) string {
 	s := fmt.Sprintf("%v left", left.Round(time.Second))
 	if n > 1 {
 		s = fmt.Sprintf("%d/%d, %s", i+1, n, s)
+	}
+	return s
+}
+
+// interruptCause is what stopped an interrupted run ("interrupt received"),
+// without the "run interrupted" every such error starts with.
+func interruptCause(err error) string {
+	s := err.Error()
+	if _, cause, ok := strings.Cut(s, runner.ErrInterrupted.Error()+": "); ok {
+		return cause
 	}
 	return s
 }

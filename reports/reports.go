@@ -25,7 +25,10 @@ type Report struct {
 	Verdict       contract.Outcome `json:"verdict"`
 	Started       time.Time        `json:"started"`
 	Duration      time.Duration    `json:"duration_ns"`
-	Scenarios     []ScenarioReport `json:"scenarios"`
+	// Interrupted, when set, says what stopped the invocation before its
+	// end (Ctrl-C, SIGTERM): its verdict is then never a pass.
+	Interrupted string           `json:"interrupted,omitempty"`
+	Scenarios   []ScenarioReport `json:"scenarios"`
 }
 
 // ScenarioReport is one scenario's outcome.

@@ -304,6 +304,20 @@ func TestSummaryDurationRounds(t *testing.T) {
 	}
 }
 
+// TestSummaryOfAnInterruptedRun: the counts of a run stopped by a signal
+// are of what ran before the stop, and the line says so first, never
+// "INCONCLUSIVE: … 1 passed, 0 inconclusive" alone.
+func TestSummaryOfAnInterruptedRun(t *testing.T) {
+	r := New(t0, []ScenarioReport{{Name: "s", Verdict: contract.Inconclusive, Error: "run interrupted: interrupt received",
+		Contracts: []contract.Verdict{{Outcome: contract.Pass}}}})
+	r.Duration = 3 * time.Second
+	r.Interrupted = "interrupt received"
+	want := "INTERRUPTED (interrupt received), inconclusive before it: 1 scenarios, 1 contracts: 1 passed, 0 failed, 0 inconclusive (3s)"
+	if s := Summary(r); s != want {
+		t.Errorf("Summary =\n %q\nwant\n %q", s, want)
+	}
+}
+
 // failAfter accepts n bytes and fails every write after them, as a disk
 // that fills up does.
 type failAfter struct {

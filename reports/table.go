@@ -451,8 +451,13 @@ func Summary(r *Report) string {
 			}
 		}
 	}
+	head := upper(r.Verdict)
+	if r.Interrupted != "" {
+		// The counts are of what ran before the stop: say so first.
+		head = "INTERRUPTED (" + r.Interrupted + "), " + strings.ToLower(head) + " before it"
+	}
 	return fmt.Sprintf("%s: %d scenarios, %d contracts: %d passed, %d failed, %d inconclusive (%v)",
-		upper(r.Verdict), len(r.Scenarios), pass+fail+inc, pass, fail, inc, r.Duration.Round(1e7))
+		head, len(r.Scenarios), pass+fail+inc, pass, fail, inc, r.Duration.Round(1e7))
 }
 
 func upper(o contract.Outcome) string {

@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -308,5 +310,21 @@ func TestInterruptRollsBackProxyAndProcessFaults(t *testing.T) {
 				t.Errorf("process %v outlived the run", e.Data["pid"])
 			}
 		}
+	}
+	// run.json says the run was interrupted, where, and what was undone.
+	data, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum Summary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(sum.RolledBack)
+	if sum.Outcome != "interrupted" || sum.StoppedIn != "p" || !slices.Equal(sum.RolledBack, []string{"process/target", "proxy/px"}) {
+		t.Errorf("run.json: outcome %q, stopped in %q, rolled back %q; want interrupted in p, process/target and proxy/px rolled back", sum.Outcome, sum.StoppedIn, sum.RolledBack)
+	}
+	if line := sum.Interruption(); !strings.HasPrefix(line, `stopped in phase "p", `) || !strings.Contains(line, "; rolled back: process/target, proxy/px") {
+		t.Errorf("Interruption() = %q", line)
 	}
 }

@@ -303,6 +303,9 @@ func (fs *faults) stillOn() []string {
 // pending index goes once nothing is left on. Once the run is interrupted
 // it has what is left of the run's control budget (see Run), so a hanging
 // endpoint cannot hold chaoskit.
+// rolledBack is the message of the fault_off events of a rollback.
+const rolledBack = "rolled back"
+
 func (fs *faults) rollback() error {
 	r := fs.run
 	if r.tgt == nil {
@@ -313,7 +316,7 @@ func (fs *faults) rollback() error {
 	fs.mu.Unlock()
 	var err error
 	if on := fs.stillOn(); len(on) > 0 {
-		err = fs.disable("", time.Now(), on, "rolled back")
+		err = fs.disable("", time.Now(), on, rolledBack)
 	}
 	fs.phaseOver()
 	if err == nil {

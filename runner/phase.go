@@ -195,6 +195,9 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	// moment it was furthest behind: a load generator that fell behind (a
 	// starved machine, too few workers, a paused process) did not run the
 	// test the scenario describes, and contracts must be able to tell.
+	if ctx.Err() != nil {
+		r.summary.StoppedIn = p.Name
+	}
 	behindAt, plannedBy, sentBy := ph.delivery.behind(pacer)
 	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: map[string]any{
 		timeline.PlannedRequests: plannedHits(pacer, p.Duration.D()), timeline.SentRequests: ph.stats.snapshot().n,
@@ -225,7 +228,11 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 			alive = append(alive, f)
 		}
 		if len(alive) > 0 {
-			offErr = r.faults.disable(p.Name, end, paths(alive), "")
+			why := ""
+			if ctx.Err() != nil {
+				why = rolledBack // the run was stopped in this phase
+			}
+			offErr = r.faults.disable(p.Name, end, paths(alive), why)
 			ph.readHits(alive)
 		}
 	}

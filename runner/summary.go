@@ -2,7 +2,9 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/plan"
@@ -17,10 +19,16 @@ type Summary struct {
 	Start    time.Time `json:"start"`
 	End      time.Time `json:"end"`
 	// Outcome is completed, interrupted or error; Error says why.
-	Outcome  string         `json:"outcome"`
-	Error    string         `json:"error,omitempty"`
-	Requests int64          `json:"requests"`
-	Phases   []PhaseSummary `json:"phases"`
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+	// StoppedIn is the phase a run that was stopped early stopped in
+	// (empty: before the first phase, or between phases).
+	StoppedIn string `json:"stopped_in,omitempty"`
+	// RolledBack lists the faults that were still on when the run stopped
+	// and were switched off on the way out, as "point" or "proxy:NAME".
+	RolledBack []string       `json:"rolled_back,omitempty"`
+	Requests   int64          `json:"requests"`
+	Phases     []PhaseSummary `json:"phases"`
 	// FaultAcks measures, over every fault switched on or off, the time
 	// from the moment it was due to the endpoint's acknowledgement.
 	FaultAcks AckStats `json:"fault_acks"`
@@ -77,11 +85,35 @@ func (s *Summary) end(at time.Time, err error, tl *timeline.Timeline) {
 	}
 	var acks []time.Duration
 	for _, e := range tl.Events {
+		if e.Kind == timeline.FaultOff && e.Message == rolledBack {
+			s.RolledBack = append(s.RolledBack, e.Point)
+		}
 		if (e.Kind == timeline.FaultOn || e.Kind == timeline.FaultOff) && e.Ack > 0 {
 			acks = append(acks, e.Ack)
 		}
 	}
+	sort.Strings(s.RolledBack)
 	s.FaultAcks = AckSummary(acks)
+}
+
+// Interruption says in a line how a run that did not complete ended:
+// where it stopped and what was rolled back.
+func (s *Summary) Interruption() string {
+	var b strings.Builder
+	if s.StoppedIn != "" {
+		fmt.Fprintf(&b, "stopped in phase %q", s.StoppedIn)
+	} else {
+		b.WriteString("stopped outside any phase")
+	}
+	if !s.Start.IsZero() && s.End.After(s.Start) {
+		fmt.Fprintf(&b, ", %v into the run", s.End.Sub(s.Start).Round(time.Millisecond))
+	}
+	if len(s.RolledBack) > 0 {
+		fmt.Fprintf(&b, "; rolled back: %s", strings.Join(s.RolledBack, ", "))
+	} else {
+		b.WriteString("; no fault was on")
+	}
+	return b.String()
 }
 
 // AckSummary computes the count, 99th percentile (nearest rank) and maximum
