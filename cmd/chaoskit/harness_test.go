@@ -782,7 +782,7 @@ phases:
 			return urlScenario(base, proxy, 700*time.Millisecond), control
 		}, func(t *testing.T, out string) {
 			proxyStop()
-		}, check{3, []string{"is unreachable", "GO_FAILPOINTS_HTTP"}}, nil},
+		}, check{3, []string{"is unreachable", "target.failpoints"}}, nil},
 		{"target crashes mid-run", func(t *testing.T) (string, string) {
 			return strings.Replace(commandScenario(fmt.Sprintf(`[%s, --listen, "127.0.0.1:{port}"]`, fix), ""), "action: error", "action: panic", 1), ""
 		}, nil, check{3, []string{"the target exited during phase only", "exit status 2", "allow_exit"}}, func(t *testing.T, runDir string) {
