@@ -74,7 +74,7 @@ func isChaoskitReport(path string) bool {
 	if filepath.Base(path) != reports.FileJSON {
 		return false
 	}
-	f, err := os.Open(path)
+	f, err := outdir.Open(path) // a link under the name is not chaoskit's
 	if err != nil {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/runner"
@@ -40,9 +41,9 @@ type RejudgeOptions struct {
 }
 
 // Rejudge judges the runs saved at or below root again, without starting a
-// service or sending a request, and writes their reports. The scenario is
-// read again, so contracts edited since the run are judged as they are now
-// (see findScenario). The error carries its exit code, as Run's does.
+// service or sending a request, and writes their reports, judged with the
+// scenario copy saved in each run directory or the one opts names (see
+// findScenario). The error carries its exit code, as Run's does.
 func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 	o := newOutput(opts.Out, opts.Results, opts.Mode, opts.Color, opts.Width, opts.GitHub, opts.GitLab)
 	out := o.progress
@@ -143,44 +144,35 @@ func runDirFrom(dir, run string) string {
 }
 
 // findScenario loads the scenario to judge a saved run with, and says
-// where it came from: override when given; else the scenario file the run
-// was made from when it is still there; else the copy saved in the run
-// directory; else the bundled scenario of the same name. It loads with the
-// variable values and rate scale the run used; the load is not sent again,
-// so request bodies are not needed.
+// where it came from: override when given; else the copy saved in the run
+// directory, when it still has the SHA-256 the run recorded; else, for a
+// run that saved no copy, the bundled scenario of the same name. It loads
+// with the variable values and rate scale the run used; the load is not
+// sent again, so request bodies are not needed.
+//
+// A run directory is data from elsewhere (a CI artifact, a shard): the
+// scenario file its record names is never opened, and nothing outside the
+// run directory is read on its word.
 func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Scenario, string, error) {
 	opts := plan.Options{Vars: tl.Meta.Vars, RateScale: tl.Meta.RateScale, SkipBodyFiles: true}
-	var candidates []string
 	if override != "" {
-		candidates = []string{override}
-	} else if tl.Meta.File != "" {
-		candidates = append(candidates, tl.Meta.File)
+		if _, err := os.Stat(override); err != nil {
+			return nil, "", exitcode.New(exitcode.Invalid, "--scenario %s: no such file", override)
+		}
+		sc, err := plan.LoadFile(override, opts)
+		return sc, override, err
 	}
-	for _, path := range candidates {
-		if _, err := os.Stat(path); err != nil {
-			if override != "" {
-				return nil, "", exitcode.New(exitcode.Invalid, "--scenario %s: no such file", path)
-			}
-			continue
+	copyPath := filepath.Join(run, plan.CopyFile)
+	if _, err := os.Lstat(copyPath); err == nil {
+		sc, err := plan.LoadCopy(run, tl.Meta.ScenarioSHA256, opts)
+		var he *plan.CopyHashError
+		if errors.As(err, &he) {
+			return nil, "", exitcode.New(exitcode.Invalid, "%s: %v; judge the run with --scenario FILE", run, err)
 		}
-		sc, err := plan.LoadFile(path, opts)
-		if err != nil && override == "" {
-			// The record of a run directory is data from elsewhere (a CI
-			// artifact, a shard): the file it names may be anything, and
-			// its lines are never printed.
-			return nil, "", exitcode.New(exitcode.Invalid, "%s: the scenario file its record names, %s, does not load as a scenario (check it with chaoskit validate); name one with --scenario", run, path)
+		if errors.Is(err, outdir.ErrNotRecorded) {
+			return nil, "", exitcode.New(exitcode.Invalid, "%s: %v; judge the run with --scenario FILE", run, err)
 		}
-		return sc, path, err
-	}
-	if override == "" {
-		copyPath := filepath.Join(run, plan.CopyFile)
-		candidates = append(candidates, copyPath)
-		// Only a regular file in the run directory is its copy: a link
-		// there points elsewhere.
-		if st, err := os.Lstat(copyPath); err == nil && st.Mode().IsRegular() {
-			sc, err := plan.LoadCopy(run, opts)
-			return sc, copyPath, err
-		}
+		return sc, copyPath, err
 	}
 	scs, err := plan.Bundled(opts)
 	if err == nil {
@@ -190,7 +182,7 @@ func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Sce
 			}
 		}
 	}
-	return nil, "", exitcode.New(exitcode.Invalid, "%s: cannot find the scenario %q was run from (tried %s); name it with --scenario", run, tl.Meta.Scenario, strings.Join(candidates, ", "))
+	return nil, "", exitcode.New(exitcode.Invalid, "%s: no scenario copy (%s) in the run directory, and no bundled scenario is named %q; name the scenario file with --scenario", run, plan.CopyFile, tl.Meta.Scenario)
 }
 
 // RecordedError is the error the run in dir ended with, as its timeline

@@ -2,7 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,29 +184,49 @@ func TestReportRejudgesSavedRuns(t *testing.T) {
 	}
 }
 
-func TestReportPrefersTheScenarioFileItRanFrom(t *testing.T) {
+// TestReportJudgesWithTheCopyNeverTheFileTheRecordNames: the record names
+// gone.yaml as the file the run came from; it exists, and is never opened:
+// the copy in the run directory judges, and only while it is what the run
+// saved. --scenario judges with another file.
+func TestReportJudgesWithTheCopyNeverTheFileTheRecordNames(t *testing.T) {
 	root := t.TempDir()
 	run := filepath.Join(root, "run")
 	saveRun(t, run, "95", true)
-	// The timeline names gone.yaml as the file the run came from; once it
-	// exists, it wins over the copy in the run directory.
 	if err := os.WriteFile(filepath.Join(run, "gone.yaml"), []byte(strings.Replace(savedScenario, "THRESHOLD", "50", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := rejudge(&out, run, "json", "", ""); err != nil {
-		t.Fatalf("err = %v\n%s", err, out.String())
+	_ = rejudge(&out, run, "json", "", "")
+	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 95%" {
+		t.Errorf("judged with %+v, want the copy's threshold", rep.Scenarios[0].Contracts[0])
 	}
-	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 50%" {
-		t.Errorf("judged with %+v", rep.Scenarios[0].Contracts[0])
-	}
-	// --scenario overrides both.
+	// --scenario overrides the copy.
 	other := filepath.Join(root, "other.yaml")
 	_ = os.WriteFile(other, []byte(strings.Replace(savedScenario, "THRESHOLD", "99", 1)), 0o644)
 	out.Reset()
 	_ = rejudge(&out, run, "json", "", other)
 	if rep := readReport(t, run); rep.Scenarios[0].Contracts[0].Expected != ">= 99%" {
 		t.Errorf("--scenario ignored: %+v", rep.Scenarios[0].Contracts[0])
+	}
+}
+
+// TestReportRefusesAnEditedCopy: a run that recorded its copy's SHA-256 is
+// judged with that copy only while the hash holds.
+func TestReportRefusesAnEditedCopy(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	text := strings.Replace(savedScenario, "THRESHOLD", "95", 1)
+	sum := sha256.Sum256([]byte(text))
+	saveRunWith(t, run, timeline.Meta{ScenarioSHA256: hex.EncodeToString(sum[:])}, true)
+	writeScenario(t, run, "95")
+	var out bytes.Buffer
+	if err := rejudge(&out, run, "json", "", ""); err != nil && !errors.Is(err, ErrContractsFailed) {
+		t.Fatalf("the saved copy: %v\n%s", err, out.String())
+	}
+	writeScenario(t, run, "50")
+	out.Reset()
+	err := rejudge(&out, run, "json", "", "")
+	if err == nil || exitcode.Of(err) != exitcode.Invalid || !strings.Contains(err.Error(), "it is not the copy the run saved") || !strings.Contains(err.Error(), "--scenario FILE") {
+		t.Fatalf("an edited copy: err = %v (exit %d), want exit 2 naming the hash and --scenario", err, exitcode.Of(err))
 	}
 }
 

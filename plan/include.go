@@ -11,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // Includes names the files a scenario includes: one path or a list of them,
@@ -94,22 +96,31 @@ func readIncludes(name string, raw *ast.File, opts Options) ([]*included, ErrorL
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(filepath.Dir(name), rel)
 		}
-		copyPath, saved := opts.savedIncludes[filepath.Clean(path)]
+		saved, isSaved := opts.savedIncludes[filepath.Clean(path)]
 		switch ext := strings.ToLower(filepath.Ext(path)); {
+		case opts.savedIncludes != nil && !isSaved:
+			// A run directory is data: its copy names no file outside it.
+			at(fmt.Sprintf("included file %s was not saved with the run: a run directory's scenario includes only the copies in %s", rel, CopyIncludeDir),
+				"judge the run with --scenario FILE")
+			continue
 		case ext != ".yaml" && ext != ".yml":
 			at(fmt.Sprintf("included file %s is not a scenario file: its name does not end in .yaml or .yml", rel), "include partial scenarios only")
 			continue
-		case !saved && !roots.hold(path):
+		case !isSaved && !roots.hold(path):
 			at(fmt.Sprintf("included file %s is outside the scenario's directory %s", rel, roots.dirs[0]),
 				"keep shared files below the scenario's directory, or name their directory in include_dirs: [DIR]")
 			continue
 		}
 		var data []byte
 		var err error
-		if saved {
+		if isSaved {
 			// A run directory's copy of a file that was checked when the
-			// run loaded it.
-			data, err = readScenarioFile(copyPath)
+			// run loaded it: read from the run directory itself, and only
+			// when it is still what the run saved.
+			data, err = outdir.ReadFile(saved.path, MaxFile)
+			if err == nil && saved.sha256 != "" && sha256Hex(data) != saved.sha256 {
+				err = &CopyHashError{Path: saved.path, Got: sha256Hex(data), Want: saved.sha256}
+			}
 		} else {
 			data, err = read(path)
 		}

@@ -199,12 +199,97 @@ func TestCopyKeepsIncludesFromIncludeDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.RemoveAll(dir)
-	back, err := LoadCopy(run, demoCatalog)
+	back, err := LoadCopy(run, CopyHash(sc), demoCatalog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Load.Rate != sc.Load.Rate || back.Target.Demo == nil {
 		t.Errorf("copy loaded as %+v", back)
+	}
+}
+
+// TestACopyIsDataNeverAPointer: a run directory's scenario copy loads only
+// as the run saved it (its SHA-256 and its includes'), from the run
+// directory itself: an edited copy or include is refused, a link in place
+// of a copy is not followed, and an include the copy names that was not
+// saved is never looked for on disk, however it is written.
+func TestACopyIsDataNeverAPointer(t *testing.T) {
+	dir := writeTree(t, map[string]string{"s.yaml": including, "common.yaml": common})
+	sc, err := LoadFile(filepath.Join(dir, "s.yaml"), demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := CopyHash(sc)
+	if sum == "" {
+		t.Fatal("no hash of the copy")
+	}
+	victim := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(victim, []byte(common), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(t *testing.T) string {
+		run := t.TempDir()
+		if err := SaveCopy(run, sc); err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	incCopy := func(run string) string {
+		m, _ := filepath.Glob(filepath.Join(run, CopyIncludeDir, "1-*"))
+		return m[0]
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(t *testing.T, run string)
+		want   string
+	}{
+		{"as saved", func(*testing.T, string) {}, ""},
+		{"copy edited", func(t *testing.T, run string) {
+			os.WriteFile(filepath.Join(run, CopyFile), append(sc.Source, "\n# edited\n"...), 0o644)
+		}, "it is not the copy the run saved"},
+		{"copy is a link", func(t *testing.T, run string) {
+			os.Remove(filepath.Join(run, CopyFile))
+			os.Symlink(filepath.Join(dir, "s.yaml"), filepath.Join(run, CopyFile))
+		}, "a symbolic link"},
+		{"include edited", func(t *testing.T, run string) {
+			os.WriteFile(incCopy(run), []byte(common+"\n# edited\n"), 0o644)
+		}, "it is not the copy the run saved"},
+		{"include is a link", func(t *testing.T, run string) {
+			p := incCopy(run)
+			os.Remove(p)
+			os.Symlink(victim, p)
+		}, "a symbolic link"},
+		{"include not saved, named absolute", func(t *testing.T, run string) {
+			text := strings.Replace(string(sc.Source), "include: common.yaml", "include: "+victim, 1)
+			os.WriteFile(filepath.Join(run, CopyFile), []byte(text), 0o644)
+		}, "was not saved with the run"},
+		{"include not saved, named relative", func(t *testing.T, run string) {
+			os.WriteFile(filepath.Join(run, "other.yaml"), []byte(common), 0o644)
+			text := strings.Replace(string(sc.Source), "include: common.yaml", "include: other.yaml", 1)
+			os.WriteFile(filepath.Join(run, CopyFile), []byte(text), 0o644)
+		}, "was not saved with the run"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := fresh(t)
+			tt.change(t, run)
+			want := sum
+			if strings.HasPrefix(tt.name, "include not saved") {
+				want = "" // the copy was rewritten to name the file
+			}
+			_, err := LoadCopy(run, want, demoCatalog)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("LoadCopy = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "/products/") {
+				t.Errorf("the error shows a line of a file: %v", err)
+			}
+		})
 	}
 }
 

@@ -42,8 +42,9 @@ type Options struct {
 	SkipBodyFiles bool
 
 	// savedIncludes maps include paths to the copies a run directory holds
-	// of them (see LoadCopy).
-	savedIncludes map[string]string
+	// of them (see LoadCopy); when it is set, no include is read from
+	// anywhere else.
+	savedIncludes map[string]savedCopy
 }
 
 // Defaults applied to fields a scenario leaves out.

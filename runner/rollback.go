@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // RollbackResult reports what Rollback did for one run directory.
@@ -73,9 +74,13 @@ func Rollback(ctx context.Context, dir, stateDir string) ([]RollbackResult, erro
 	return out, errors.Join(errs...)
 }
 
+// maxFaultRecord bounds a fault record as read back: it lists the faults
+// of one run.
+const maxFaultRecord = 16 << 20
+
 func readRecord(path string) (faultRecord, error) {
 	var fr faultRecord
-	data, err := os.ReadFile(path)
+	data, err := outdir.ReadFile(path, maxFaultRecord)
 	if err != nil {
 		return fr, err
 	}

@@ -79,3 +79,29 @@ func TestRollbackDisablesWhatIsOn(t *testing.T) {
 		t.Fatal("a refused DELETE did not fail the rollback")
 	}
 }
+
+// TestAFaultRecordIsReadAsData: a faults.json that is a link (to a
+// record of another run, say) or larger than any record is refused by
+// name, and what it points to is neither read nor rewritten.
+func TestAFaultRecordIsReadAsData(t *testing.T) {
+	other := t.TempDir()
+	writeRecord(t, other, faultRecord{Control: "http://127.0.0.1:1", Points: []string{"x/y"}})
+	before, _ := os.ReadFile(filepath.Join(other, FaultRecord))
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(other, FaultRecord), filepath.Join(dir, FaultRecord)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil || !strings.Contains(err.Error(), "a symbolic link") {
+		t.Errorf("readRecord of a link = %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(other, FaultRecord)); string(after) != string(before) {
+		t.Errorf("the linked record changed: %s", after)
+	}
+	big := filepath.Join(t.TempDir(), FaultRecord)
+	f, _ := os.Create(big)
+	f.Truncate(maxFaultRecord + 1)
+	f.Close()
+	if _, err := readRecord(big); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("readRecord of a huge file = %v", err)
+	}
+}

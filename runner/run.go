@@ -251,7 +251,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	r.resEnc = vegeta.NewEncoder(r.resBuf)
 	res = &Result{Timeline: r.tl, Summary: &r.summary, Dir: r.dir}
 	r.tl.Meta = timeline.Meta{Scenario: sc.Name, File: sc.File, Start: time.Now(), Tool: opts.Tool, Vars: sc.Values, RateScale: opts.RateScale,
-		Shard: opts.Shard.String(), FaultsOnly: opts.FaultsOnly}
+		Shard: opts.Shard.String(), FaultsOnly: opts.FaultsOnly, ScenarioSHA256: plan.CopyHash(sc)}
 	if len(r.tl.Meta.Vars) == 0 {
 		r.tl.Meta.Vars = nil
 	}

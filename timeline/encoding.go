@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // FileName is the name of the timeline file inside a run directory.
@@ -106,12 +108,46 @@ func (w *Writer) Close() error {
 	return w.err
 }
 
+// Bounds of a timeline as read back, near the most a Writer writes: a run
+// directory may come from elsewhere, and a file past them is refused, not
+// read into memory. A line holds one record (a request with its kept body,
+// an event with a metrics sample); a run records a few events a second and,
+// in the exported form, one line per request.
+const (
+	// MaxLine bounds one line.
+	MaxLine = 8 << 20
+	// MaxRecords bounds the lines of a timeline.
+	MaxRecords = 32 << 20
+	// MaxBytes bounds a timeline file.
+	MaxBytes = 4 << 30
+)
+
+// maxBytes is MaxBytes, lowered by tests.
+var maxBytes int64 = MaxBytes
+
+func tooLarge(limit int64) error {
+	return fmt.Errorf("the timeline is larger than %s, more than chaoskit records", outdir.Bytes(limit))
+}
+
+// LineError is an error of one line of a timeline.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("timeline line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
 // Read decodes a timeline written by a Writer. A last line cut short by a
-// crash is ignored; any other malformed line is an error naming its line.
+// crash is ignored; any other malformed line is an error naming its line
+// (a *LineError), and so is a timeline past MaxLine, MaxRecords or
+// MaxBytes.
 func Read(r io.Reader) (*Timeline, error) {
 	t := &Timeline{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	cr := &countReader{r: io.LimitReader(r, maxBytes+1)}
+	sc := bufio.NewScanner(cr)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
 	line := 0
 	var pending error
 	for sc.Scan() {
@@ -119,13 +155,19 @@ func Read(r io.Reader) (*Timeline, error) {
 		if pending != nil {
 			return nil, pending
 		}
+		if cr.n > maxBytes {
+			return nil, &LineError{line, tooLarge(maxBytes)}
+		}
+		if line > MaxRecords {
+			return nil, &LineError{line, fmt.Errorf("the timeline holds more than %d lines, more than chaoskit records", MaxRecords)}
+		}
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
 		var rec record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			// Only tolerated if it is the very last line.
-			pending = fmt.Errorf("timeline line %d: %w", line, err)
+			pending = &LineError{line, err}
 			continue
 		}
 		switch {
@@ -139,16 +181,33 @@ func Read(r io.Reader) (*Timeline, error) {
 				t.Complete = true
 			}
 		default:
-			return nil, fmt.Errorf("timeline line %d: empty record", line)
+			return nil, &LineError{line, errors.New("empty record")}
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, &LineError{line + 1, fmt.Errorf("a line longer than %d MiB, more than chaoskit writes", MaxLine>>20)}
+	} else if err != nil {
 		return nil, err
+	}
+	if cr.n > maxBytes {
+		return nil, &LineError{line, tooLarge(maxBytes)}
 	}
 	if t.Meta.Scenario == "" && len(t.Requests) == 0 && len(t.Events) == 0 {
 		return nil, errors.New("timeline is empty")
 	}
 	return t, nil
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // ReadFile reads the whole timeline stored at path into memory: the meta
@@ -164,14 +223,20 @@ func ReadFile(path string) (*Timeline, error) {
 	return readLines(path)
 }
 
-// readLines reads the JSON lines at path.
+// readLines reads the JSON lines at path, a regular file (a link there is
+// not followed: a run directory is data). An error of a line names the
+// file and the line, as path:line.
 func readLines(path string) (*Timeline, error) {
-	f, err := os.Open(path)
+	f, err := outdir.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	t, err := Read(f)
+	var le *LineError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%s:%d: %w", path, le.Line, le.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

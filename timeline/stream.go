@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // Source is a recorded run as the stages after the runner read it: its
@@ -107,7 +109,7 @@ func (s *Stream) EachRequest(fn func(*Request) error) error {
 		return nil
 	}
 	path := filepath.Join(s.dir, RequestsFile)
-	f, err := os.Open(path)
+	f, err := outdir.Open(path) // a link there is not followed
 	if err != nil {
 		return err
 	}

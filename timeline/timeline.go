@@ -43,6 +43,10 @@ type Meta struct {
 	// --merge` judges such runs as one.
 	Shard      string `json:"shard,omitempty"`
 	FaultsOnly bool   `json:"faults_only,omitempty"`
+	// ScenarioSHA256 is the hex SHA-256 of the scenario copy saved in the
+	// run directory (plan.CopyFile): `chaoskit report` judges with that
+	// copy only when it still has this hash.
+	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
 }
 
 // Request is one request the load generator sent and what came back.

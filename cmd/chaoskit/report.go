@@ -26,10 +26,12 @@ starting a service or sending a request. RUN_DIR is a run directory (it holds
 timeline.jsonl) or any directory above run directories, such as the
 --report-dir of an earlier chaoskit run.
 
-The scenario is read again, so contracts edited since the run are judged as
-they are now: the scenario file the run was made from when it is still
-there, else the copy saved in the run directory (scenario.yaml), else the
-bundled scenario of the same name. --scenario names another file.
+A run directory is judged with the copy of the scenario saved in it
+(scenario.yaml), while it has the SHA-256 the run recorded, else, when it
+saved none, with the bundled scenario of the same name. The scenario file
+the run names is never opened: a run directory may come from elsewhere.
+--scenario FILE judges with another file, such as the scenario with its
+contracts edited since the run.
 
 --merge judges the run directories given as one run: the shards of one
 scenario's load (chaoskit run --shard i/n), with the run that switched the

@@ -41,6 +41,9 @@ const MarkerFile = ".chaoskit"
 // it later overwrites these bytes in place and needs no new disk space.
 const markerSize = 4096
 
+// maxMarker bounds a marker as read back: chaoskit writes markerSize.
+const maxMarker = 64 << 10
+
 // markerPrefix begins every marker, so that one cut short by a crash is
 // still recognised as chaoskit's.
 const markerPrefix = `{"chaoskit":`
@@ -147,9 +150,9 @@ func SyncDir(dir string) error {
 // marker cut short (a crash while it was written) is still chaoskit's and
 // reads as a marker of unknown kind.
 func ReadMarker(dir string) (m Marker, ok bool, err error) {
-	data, err := os.ReadFile(filepath.Join(dir, MarkerFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, false, nil
+	data, err := ReadFile(filepath.Join(dir, MarkerFile), maxMarker)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRecorded) {
+		return m, false, nil // a link or a FIFO under the name is not ours
 	}
 	if err != nil {
 		return m, false, err

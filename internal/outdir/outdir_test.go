@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -199,5 +200,35 @@ func TestVisitReplacesOnlyWhatItWrote(t *testing.T) {
 	write(t, filepath.Join(other, MarkerFile), "not json")
 	if err := Visit(other, []string{"report.json"}, nil); !errors.As(err, &fe) {
 		t.Errorf("visit over a foreign %s: %v", MarkerFile, err)
+	}
+}
+
+// TestRecordedFilesAreReadAsData: a marker, like every recorded file, is
+// read only when it is a regular file of its size: a link in its place
+// (to a big file, to a FIFO) is not followed and the directory is not
+// chaoskit's; a file past the limit is refused by name.
+func TestRecordedFilesAreReadAsData(t *testing.T) {
+	root := t.TempDir()
+	big := filepath.Join(root, "big")
+	if err := os.WriteFile(big, append([]byte(`{"chaoskit":"run"}`), make([]byte, 1<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "run")
+	os.Mkdir(dir, 0o755)
+	if err := os.Symlink(big, filepath.Join(dir, MarkerFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ReadMarker(dir); ok || err != nil {
+		t.Errorf("ReadMarker through a link = %v, %v; want no marker", ok, err)
+	}
+	if _, err := ReadFile(big, 4<<10); err == nil || !strings.Contains(err.Error(), "big: larger than 4 KiB") {
+		t.Errorf("ReadFile past the limit = %v", err)
+	}
+	fifo := filepath.Join(root, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(fifo, 4<<10); !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("ReadFile of a FIFO = %v", err)
 	}
 }
