@@ -126,7 +126,7 @@ func TestMachineOutput(t *testing.T) {
 			}
 		}},
 		{"report", []string{"report", passed, "-o", "json"}, 0, func(t *testing.T, res result, doc map[string]any) {
-			if doc["verdict"] != "pass" || !strings.Contains(res.stderr, "judged with "+pass) {
+			if doc["verdict"] != "pass" || !strings.Contains(res.stderr, "judged with "+filepath.Join(passed, "short", "scenario.yaml")) {
 				t.Errorf("verdict %v, stderr:\n%s", doc["verdict"], res.stderr)
 			}
 		}},
