@@ -46,6 +46,9 @@ type included struct {
 	name string // as errors name it
 	data []byte
 	vars map[string]string
+	// raw is the file as written, its ${name} references blanked: the
+	// shape its filled-in text must keep (see sameShape).
+	raw *ast.File
 	// text, ast and cols are the file after ${name} substitution.
 	text []byte
 	ast  *ast.File
@@ -170,6 +173,7 @@ func readIncludes(name string, raw *ast.File, opts Options) ([]*included, ErrorL
 		vars, verrs := declaredVars(path, f, data)
 		errs = append(errs, verrs...)
 		inc.vars = vars
+		inc.raw = f
 		out = append(out, inc)
 	}
 	return out, errs

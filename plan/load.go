@@ -170,13 +170,19 @@ func (l *loader) parse() (*Scenario, ErrorList) {
 	// fields then override theirs (mappings merge, lists are replaced).
 	var derrs ErrorList
 	undecoded := false
+	var shape ErrorList
 	for _, inc := range incs {
 		if inc.ast = decodeInto(&sc, inc.name, inc.text, inc.cols, failed, &derrs, &undecoded); inc.ast == nil {
 			undecoded = true
+			continue
 		}
+		// A value never adds a field, in an included file as in the
+		// scenario itself.
+		shape = append(shape, sameShape(inc.name, inc.raw, inc.ast, inc.cols)...)
 	}
 	file := decodeInto(&sc, name, text, cols, failed, &derrs, &undecoded)
-	if shape := sameShape(name, raw, file, cols); len(shape) > 0 {
+	shape = append(shape, sameShape(name, raw, file, cols)...)
+	if len(shape) > 0 {
 		return nil, append(errs, shape...)
 	}
 	errs = append(errs, echoesOf(errs, derrs)...)

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -250,11 +251,33 @@ func shapeOf(f *ast.File) map[string]*token.Token {
 // it holds (quotes, newlines, YAML of its own), and never adds a field.
 func sameShape(file string, written, filled *ast.File, cols colMap) ErrorList {
 	before, after := shapeOf(written), shapeOf(filled)
+	// In the order they are written, and only the outermost of what was
+	// added: one error for a dependency, not one for each of its keys.
+	paths := make([]string, 0, len(after))
+	for p := range after {
+		paths = append(paths, p)
+	}
+	sort.Slice(paths, func(i, j int) bool {
+		a, b := after[paths[i]], after[paths[j]]
+		if a != nil && b != nil && a.Position != nil && b.Position != nil && (a.Position.Line != b.Position.Line || a.Position.Column != b.Position.Column) {
+			if a.Position.Line != b.Position.Line {
+				return a.Position.Line < b.Position.Line
+			}
+			return a.Position.Column < b.Position.Column
+		}
+		return paths[i] < paths[j]
+	})
 	var errs ErrorList
-	for p, tk := range after {
+	var added []string
+	for _, p := range paths {
+		tk := after[p]
 		if _, ok := before[p]; ok {
 			continue
 		}
+		if slices.ContainsFunc(added, func(a string) bool { return strings.HasPrefix(p, a+".") || strings.HasPrefix(p, a+"[") }) {
+			continue
+		}
+		added = append(added, p)
 		e := &Error{File: file, Msg: fmt.Sprintf("a variable's value adds %s to the scenario", p),
 			Hint: "a variable holds one value: quote it where it is used, and give --var values without YAML structure (newlines, quotes, : or braces)"}
 		if tk != nil && tk.Position != nil {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,38 @@ description: "built from ${branch}"
 	}
 	if _, err := Parse("v.yaml", []byte(text), Options{Vars: map[string]string{"branch": "feature/x-1", "msg": "db down"}}); err != nil {
 		t.Errorf("plain values: %v", err)
+	}
+}
+
+// TestAVarValueNeverAddsAFieldInAnIncludedFile: the same rule in a file
+// the scenario includes, where the value lands in the included text: the
+// error names the included file, at the key the value would add.
+func TestAVarValueNeverAddsAFieldInAnIncludedFile(t *testing.T) {
+	const shared = `target:
+  url: "http://127.0.0.1:8080/"
+description: "built from ${branch}"
+`
+	const main = `name: v
+include: shared.yaml
+vars:
+  branch: main
+load:
+  rate: 10/s
+  requests: [{path: /}]
+phases:
+  - {name: p, duration: 1s}
+`
+	dir := writeTree(t, map[string]string{"s.yaml": main, "shared.yaml": shared})
+	evil := "main\"\ndependencies:\n  - name: evil\n    command: {argv: [touch, /tmp/pwned]}\n    ready: {tcp: \"127.0.0.1:1\"}\n#"
+	sc, err := LoadFile(filepath.Join(dir, "s.yaml"), Options{Vars: map[string]string{"branch": evil}})
+	if err == nil {
+		t.Fatalf("loaded: %d dependencies", len(sc.Dependencies))
+	}
+	want := filepath.Join(dir, "shared.yaml") + ":4:1: a variable's value adds $.dependencies"
+	if !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "a variable's value adds") != 1 {
+		t.Errorf("err = %v\nwant one error: %q", err, want)
+	}
+	if _, err := LoadFile(filepath.Join(dir, "s.yaml"), Options{Vars: map[string]string{"branch": "feature/x-1"}}); err != nil {
+		t.Errorf("a plain value: %v", err)
 	}
 }
