@@ -179,7 +179,7 @@ func judgedByEveryCommand(t *testing.T, whole string, shards []string) map[strin
 
 	// run and chaostest: harness.Run judges the directory the runner
 	// wrote with ScenarioReport, as does init's baseline run.
-	sc, err := plan.LoadCopy(whole, plan.Options{})
+	sc, err := plan.LoadCopy(whole, "", plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestEveryCommandJudgesARunAlike(t *testing.T) {
 			if tc.hits == 0 {
 				// The campaigns' one difference is an option of the judge:
 				// the scenario's judge with it set gives their verdicts.
-				sc, err := plan.LoadCopy(whole, plan.Options{})
+				sc, err := plan.LoadCopy(whole, "", plan.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
