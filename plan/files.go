@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/chaoskit/chaoskit/internal/outdir"
 )
 
 // MaxFile bounds a scenario file and every file it includes. The largest
@@ -40,7 +42,7 @@ func readBoundedScenario(name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, &fileError{msg: "not a regular file but " + fileKind(st.Mode()), hint: "chaoskit reads scenarios only from regular files"}
+		return nil, &fileError{msg: "not a regular file but " + outdir.FileKind(st.Mode()), hint: "chaoskit reads scenarios only from regular files"}
 	}
 	if st.Size() > limit {
 		return nil, tooLarge(st.Size(), limit)
@@ -88,23 +90,6 @@ func openError(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// fileKind names what a non-regular file is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file (" + m.Type().String() + ")"
 }
 
 // readError turns an error reading file into the Error a user sees.

@@ -52,7 +52,7 @@ func TestReadBackBounds(t *testing.T) {
 		}, "a symbolic link: not a regular file"},
 		{"the timeline a FIFO", func(t *testing.T, dir string) {
 			syscall.Mkfifo(filepath.Join(dir, FileName), 0o644)
-		}, "a FIFO: not a regular file"},
+		}, "a named pipe (FIFO): not a regular file"},
 		{"the request stream a link", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, FileName), []byte(meta+event), 0o644)
 			os.Symlink(victim, filepath.Join(dir, RequestsFile))

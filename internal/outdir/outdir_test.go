@@ -228,7 +228,7 @@ func TestRecordedFilesAreReadAsData(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(fifo, 4<<10); !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), "a FIFO") {
+	if _, err := ReadFile(fifo, 4<<10); !errors.Is(err, ErrNotRecorded) || !strings.Contains(err.Error(), "(FIFO)") {
 		t.Errorf("ReadFile of a FIFO = %v", err)
 	}
 }

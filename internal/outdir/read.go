@@ -35,7 +35,7 @@ func Open(path string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s: %s: %w", path, kindOf(st.Mode()), ErrNotRecorded)
+		return nil, fmt.Errorf("%s: %s: %w", path, FileKind(st.Mode()), ErrNotRecorded)
 	}
 	return f, nil
 }
@@ -84,16 +84,19 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-func kindOf(m fs.FileMode) string {
+// FileKind names what a non-regular file is.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
+		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
 	}
-	return "not a regular file"
+	return "a special file (" + m.Type().String() + ")"
 }
