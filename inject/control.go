@@ -26,8 +26,9 @@ type Controller interface {
 // to the endpoint refusing a request.
 var ErrUnreachable = errors.New("failpoint control endpoint unreachable")
 
-// HTTPController talks to the endpoint pingcap/failpoint serves when a
-// process starts with GO_FAILPOINTS_HTTP set: PUT /path sets a term, DELETE
+// HTTPController talks to a failpoint control endpoint: ControlHandler,
+// which requires Token, or the open one pingcap/failpoint serves when a
+// process starts with GO_FAILPOINTS_HTTP set. PUT /path sets a term, DELETE
 // /path disables it, GET / lists "path=term" lines.
 type HTTPController struct {
 	// Base is the endpoint's URL, e.g. http://127.0.0.1:7070.
