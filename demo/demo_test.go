@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -323,6 +324,30 @@ func TestStaleUnboundedServesOldCopies(t *testing.T) {
 		} else if rec.Code != 503 || rec.Header().Get(HeaderSource) != "none" || s.State().Cache.Stale != 1 {
 			t.Errorf("a copy past max staleness was served: %d %v", rec.Code, rec.Header())
 		}
+	}
+}
+
+// TestStaleDisguisedUnderstatesAge checks the variant that misreports
+// itself: it serves a copy past the bound, as stale-unbounded does, and
+// states it at most half the bound old.
+func TestStaleDisguisedUnderstatesAge(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	s, err := New(context.Background(), Config{MaxStaleness: bound, StaleDisguised: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler()
+	if rec := get(t, h, "/products/7"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "db" {
+		t.Fatalf("healthy read: %d %v", rec.Code, rec.Header())
+	}
+	s.Close() // the database goes away
+	time.Sleep(2 * bound)
+	rec := get(t, h, "/products/7")
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" {
+		t.Fatalf("stale-disguised served no copy past the bound: %d %v", rec.Code, rec.Header())
+	}
+	if got, want := rec.Header().Get(HeaderAge), strconv.FormatInt((bound/2).Milliseconds(), 10); got != want {
+		t.Errorf("a copy older than %v states age %q, want the lie %q", 2*bound, got, want)
 	}
 }
 

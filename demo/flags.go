@@ -36,6 +36,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&cfg.MaxStaleness, "max-staleness", 0, "oldest cache copy served (default 30s)")
 	fs.BoolVar(&cfg.NoFallback, "no-fallback", false, "broken variant: serve no fallback (no cache copy, no default recommendations)")
 	fs.BoolVar(&cfg.StaleUnbounded, "stale-unbounded", false, "broken variant: serve cache copies of any age, past --max-staleness")
+	fs.BoolVar(&cfg.StaleDisguised, "stale-disguised", false, "broken variant: serve cache copies of any age, as --stale-unbounded does, and state each at most half of --max-staleness old")
 	fs.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
 	fs.BoolVar(&cfg.NoBulkhead, "no-bulkhead", false, "broken variant: let every recommendations call wait on the dependency")
 	fs.BoolVar(&cfg.SharedBulkhead, "shared-bulkhead", false, "broken variant: product reads wait in the recommendations bulkhead too")

@@ -45,6 +45,10 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such product", http.StatusNotFound)
 		return
 	}
+	if s.cfg.StaleDisguised && res.Age > s.cfg.MaxStaleness/2 {
+		// Broken on purpose: the copy states itself younger than it is.
+		res.Age = s.cfg.MaxStaleness / 2
+	}
 	setSource(h, res, err, "db", true)
 	switch {
 	case err != nil:

@@ -83,6 +83,11 @@ type Config struct {
 	NoFallback bool
 	// StaleUnbounded serves cache copies of any age, past MaxStaleness.
 	StaleUnbounded bool
+	// StaleDisguised serves cache copies of any age, as StaleUnbounded
+	// does, and lies about it: the age header states at most half of
+	// MaxStaleness. It misreports itself where StaleUnbounded only
+	// misbehaves, so that a contract on the age header alone passes it.
+	StaleDisguised bool
 	// SearchCost is the CPU each search burns; default 2ms.
 	SearchCost time.Duration
 
@@ -259,7 +264,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		OpenDuration: time.Second,
 	})
 	maxStaleness := cfg.MaxStaleness
-	if cfg.StaleUnbounded {
+	if cfg.StaleUnbounded || cfg.StaleDisguised {
 		maxStaleness = 0 // broken on purpose: copies of any age
 	}
 	s.cache = cache.New[int, store.Product]("cache", 4096, maxStaleness)
