@@ -186,6 +186,62 @@ type ReadBackResult struct {
 // not read back (beyond the runner's bound); their fate is unknown.
 const NotReadBack = "not_read_back"
 
+// Keys of a Process event that stopped a process with a signal (a
+// terminate or restart fault; the target's and every dependency's stop at
+// the run's end, which also carry at_end): the process's name as process
+// faults give it ("target", a dependency's name), when the signal was sent
+// (unix nanoseconds), how long the process took to be gone after it, the
+// grace it had, and killed_after_grace when it was still running after the
+// grace and was killed.
+const (
+	StopProcess      = "process"
+	Signalled        = "signalled_ns"
+	StopTook         = "took_ns"
+	StopGrace        = "grace_ns"
+	KilledAfterGrace = "killed_after_grace"
+	StopAtEnd        = "at_end"
+)
+
+// Stop is one process stopped with a signal, as its Process event records
+// it (see Signalled).
+type Stop struct {
+	Process   string
+	Signalled time.Time
+	Took      time.Duration
+	Grace     time.Duration
+	Killed    bool
+	// AtEnd is set for the stop at the run's end; the others are process
+	// faults.
+	AtEnd bool
+}
+
+// Stops returns the processes stopped with a signal during the run, in
+// the order recorded. A record made before stops were timed holds none.
+func (t *Timeline) Stops() []Stop {
+	var out []Stop
+	for _, e := range t.Events {
+		if e.Kind != Process {
+			continue
+		}
+		at, ok := Number(e.Data[Signalled])
+		if !ok {
+			continue
+		}
+		st := Stop{Signalled: time.Unix(0, int64(at))}
+		st.Process, _ = e.Data[StopProcess].(string)
+		if n, ok := Number(e.Data[StopTook]); ok {
+			st.Took = time.Duration(n)
+		}
+		if n, ok := Number(e.Data[StopGrace]); ok {
+			st.Grace = time.Duration(n)
+		}
+		st.Killed, _ = e.Data[KilledAfterGrace].(bool)
+		st.AtEnd, _ = e.Data[StopAtEnd].(bool)
+		out = append(out, st)
+	}
+	return out
+}
+
 // Keys of a PhaseEnd event's Data: how many requests the phase's pacer
 // planned, how many the load generator sent, and how many it could have in
 // flight at once; and the moment the load generator was furthest behind
@@ -230,10 +286,10 @@ type Phase struct {
 //
 // OverrunMin and OverrunShare say when a phase overran: when it ended more
 // than OverrunMin and more than OverrunShare of its planned length after
-// its planned end. Below that, the few milliseconds the last answers take
-// are no overrun.
+// its planned end. Below that, the last answers of a service that is
+// merely slow (a few hundred milliseconds each) are no overrun.
 const (
-	OverrunMin   = 200 * time.Millisecond
+	OverrunMin   = 500 * time.Millisecond
 	OverrunShare = 0.1
 )
 
