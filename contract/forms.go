@@ -35,7 +35,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0, probe("clicks") >= acked within 5s`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, process("target") stops within 2s, process("target") drains, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0, probe("clicks") >= acked within 5s`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -122,6 +122,8 @@ func compileForm(src string) (check, error) {
 		return &breakerCheck{src: src, name: m[1], opens: m[2] == "opens", want: d, wantText: m[3]}, err
 	case increaseForm.MatchString(s):
 		return compileIncrease(src, increaseForm.FindStringSubmatch(s))
+	case stopForm.MatchString(s):
+		return compileStop(src, stopForm.FindStringSubmatch(s))
 	case neverForm.MatchString(s):
 		return &neverOpensCheck{src: src, name: neverForm.FindStringSubmatch(s)[1]}, nil
 	case shiftForm.MatchString(s):

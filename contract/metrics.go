@@ -309,6 +309,7 @@ func (ms *measure) result() *Measurement {
 		m.Findings = statusShifts(ms.tl, ms.base, ms.before, ms.during, ms.faulted)
 	}
 	m.Findings = append(m.Findings, ms.ages.findings()...)
+	m.Findings = append(m.Findings, stopFindings(ms.tl)...)
 	for i, p := range ms.tl.Phases() {
 		if pm := &m.Phases[i]; pm.Overrun > 0 {
 			m.Findings = append(m.Findings, overrunFinding(p, pm.Overrun, pm.Max))

@@ -69,8 +69,8 @@ func (m *managed) kill() {
 }
 
 // terminate asks the process to stop and kills it after its grace.
-func (m *managed) terminate() (killed bool) {
-	return m.plan().stopWith(m.stopSignal, m.grace)
+func (m *managed) terminate() stopped {
+	return m.plan().stopTimed(m.stopSignal, m.grace)
 }
 
 // plan marks the end of the running process as planned (not a crash),
@@ -163,10 +163,8 @@ func (r *run) actionOn(process, action string) error {
 		m.kill()
 		r.event(processEvent("killed", data))
 	case "terminate", "restart":
-		if m.terminate() {
-			data["killed_after_grace"] = true
-		}
-		r.event(processEvent("terminated", data))
+		st := m.terminate()
+		r.event(processEvent("terminated", st.data(process, data)))
 	case "pause":
 		m.pause()
 		r.event(processEvent("paused", data))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/internal/pgbin"
 	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // dependency is a process of the scenario's dependencies that chaoskit
@@ -418,11 +419,12 @@ func (r *run) stopDeps(ctx context.Context) {
 				if ctx.Err() != nil {
 					grace = min(grace, interruptedGrace)
 				}
+				st := p.stopTimed(d.managed.stopSignal, grace)
 				msg := "stopped"
-				if p.stopWith(d.managed.stopSignal, grace) {
+				if st.killed {
 					msg = "killed"
 				}
-				r.event(processEvent(msg, map[string]any{"process": d.name, "pid": p.pid()}))
+				r.event(processEvent(msg, st.data(d.name, map[string]any{"pid": p.pid(), timeline.StopAtEnd: true})))
 			}
 		}
 		if d.managed != nil {

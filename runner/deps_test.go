@@ -279,6 +279,18 @@ func TestTerminateAndRestart(t *testing.T) {
 			t.Errorf("no %q among the events:\n%s", want, got)
 		}
 	}
+	// Every SIGTERM is timed: the restart and the terminate fault, and the
+	// stops at the run's end.
+	var stops []string
+	for _, st := range res.Timeline.Stops() {
+		if st.Signalled.IsZero() || st.Took <= 0 || st.Took > st.Grace || st.Killed {
+			t.Errorf("stop %+v: want signalled, gone within its grace", st)
+		}
+		stops = append(stops, fmt.Sprintf("%s end=%v", st.Process, st.AtEnd))
+	}
+	if want := "dep end=false, target end=false, target end=true, dep end=true"; strings.Join(stops, ", ") != want {
+		t.Errorf("stops %q, want %q", strings.Join(stops, ", "), want)
+	}
 }
 
 // An interrupted run switches its proxy fault off, continues its paused

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // process is a target service chaoskit started and must stop, running
@@ -317,20 +319,54 @@ func (p *process) stop(grace time.Duration) (killed bool) {
 // once on SIGINT). A stopped (paused) group is continued, so that it can
 // act on the signal.
 func (p *process) stopWith(sig syscall.Signal, grace time.Duration) (killed bool) {
-	if p.exited() {
-		return false
+	return p.stopTimed(sig, grace).killed
+}
+
+// stopped is how a process was stopped: when the signal was sent, how
+// long the process took to be gone after it, and whether it had to be
+// killed after its grace.
+type stopped struct {
+	sent   time.Time
+	took   time.Duration
+	grace  time.Duration
+	killed bool
+}
+
+// data is the stop as a Process event records it (timeline.Stop).
+func (s stopped) data(name string, m map[string]any) map[string]any {
+	m[timeline.StopProcess] = name
+	if s.sent.IsZero() {
+		return m // already gone: no signal was sent
 	}
+	m[timeline.Signalled] = s.sent.UnixNano()
+	m[timeline.StopTook] = int64(s.took)
+	m[timeline.StopGrace] = int64(s.grace)
+	if s.killed {
+		m[timeline.KilledAfterGrace] = true
+	}
+	return m
+}
+
+// stopTimed is stopWith, timed; a process already gone gives a zero sent.
+func (p *process) stopTimed(sig syscall.Signal, grace time.Duration) stopped {
+	st := stopped{grace: grace}
+	if p.exited() {
+		return st
+	}
+	st.sent = time.Now()
 	_ = syscall.Kill(-p.target, sig)
 	_ = syscall.Kill(-p.target, syscall.SIGCONT)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.done:
-		return false
+		st.took = time.Since(st.sent)
+		return st
 	case <-t.C:
 	}
 	p.kill()
-	return true
+	st.took, st.killed = time.Since(st.sent), true
+	return st
 }
 
 // kill has the supervisor kill the target and every process below it, and

@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -536,12 +537,12 @@ func (r *run) stopTarget(ctx context.Context) {
 	if ctx.Err() != nil {
 		grace = min(grace, interruptedGrace)
 	}
-	killed := p.stop(grace)
+	st := p.stopTimed(syscall.SIGTERM, grace)
 	msg := "stopped"
-	if killed {
+	if st.killed {
 		msg = "killed"
 	}
-	r.event(processEvent(msg, map[string]any{"pid": p.pid(), "grace_ns": grace}))
+	r.event(processEvent(msg, st.data(plan.TargetProcess, map[string]any{"pid": p.pid(), timeline.StopAtEnd: true})))
 }
 
 // interruptedGrace bounds the stop grace of an interrupted run's target.
