@@ -167,7 +167,8 @@ fuzz-ci:
 # go-fuzz: every package with a file built only with the gofuzz tag (the
 # go-fuzz twins of the native targets) is built with go-fuzz-build, and each
 # of its Fuzz functions runs for GOFUZZTIME from the package's
-# testdata/fuzz/corpus. Work directories (corpus, crashers) stay in
+# testdata/fuzz/corpus/FUNC, or testdata/fuzz/corpus when the package has
+# one target. Work directories (corpus, crashers) stay in
 # .cache/gofuzz; a build is reused until a Go file or go.sum changes.
 gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
 	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r grep -l '^func Fuzz' | xargs -r -n1 dirname | sort -u); \
@@ -180,7 +181,8 @@ gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
 		fi; \
 		for fn in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*(data \[\]byte) int' $$(grep -lx '//go:build gofuzz' $$dir/*.go) | sed 's/^func \([A-Za-z0-9_]*\).*/\1/'); do \
 			fw=$$work/$$fn; mkdir -p $$fw/corpus; \
-			if [ -d $$dir/testdata/fuzz/corpus ]; then cp $$dir/testdata/fuzz/corpus/* $$fw/corpus/; fi; \
+			if [ -d $$dir/testdata/fuzz/corpus/$$fn ]; then cp $$dir/testdata/fuzz/corpus/$$fn/* $$fw/corpus/; \
+			elif [ -d $$dir/testdata/fuzz/corpus ]; then cp $$dir/testdata/fuzz/corpus/* $$fw/corpus/; fi; \
 			echo "== go-fuzz $$pkg $$fn ($(GOFUZZTIME))"; \
 			status=0; timeout -s INT $(GOFUZZTIME) $(BIN)/go-fuzz -bin $$work/fuzz.zip -func $$fn -workdir $$fw >$$fw/log 2>&1 || status=$$?; \
 			grep 'execs:' $$fw/log | tail -1; \

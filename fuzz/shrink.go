@@ -99,6 +99,17 @@ func (sh *Shrinker) generators() []func(Schedule) []candidate {
 		sh.lowerProbability, sh.lowerLatency, sh.shortenPhases, sh.lowerRate}
 }
 
+// Candidates returns the schedules one shrinking step from s, each with
+// the name of its step, in the order Shrink tries them.
+func (sh *Shrinker) Candidates(s Schedule) (steps []string, cands []Schedule) {
+	for _, gen := range sh.generators() {
+		for _, c := range gen(s) {
+			steps, cands = append(steps, c.step), append(cands, c.s)
+		}
+	}
+	return steps, cands
+}
+
 // shrinking is the state of one Shrink.
 type shrinking struct {
 	sh       *Shrinker

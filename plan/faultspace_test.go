@@ -1,23 +1,12 @@
 package plan
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
-	"github.com/chaoskit/chaoskit/internal/fuzzseed"
 )
-
-// FuzzParse feeds the loader any bytes: it must load a valid scenario or
-// report errors at positions in the file, never panic. The body is shared
-// with go-fuzz (gofuzz.go); the seeds in testdata/fuzz/corpus, the bundled
-// scenarios among them, serve both.
-func FuzzParse(f *testing.F) {
-	fuzzseed.Add(f, filepath.Join(fuzzseed.CorpusDir, "*"), filepath.Join("..", "scenarios", "*.yaml"), filepath.Join("..", "scenarios", "fuzz", "*.yaml"))
-	f.Fuzz(func(t *testing.T, data []byte) { checkParse(data) })
-}
 
 func TestBundledFuzzScenario(t *testing.T) {
 	sc, err := BundledFuzz("shop", demoCatalogFuzz)

@@ -1,14 +1,15 @@
-package fuzz
+package fuzztarget
 
 import (
 	"fmt"
 	"reflect"
 	"sync"
 
+	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
-// fuzzSpace is the fuzz scenario the fuzz targets draw schedules from:
+// fuzzSpace is the fuzz scenario Schedule draw schedules from:
 // every action, value ranges and lists, few contracts (loading is what
 // costs), its points left as written (no catalog).
 const fuzzSpace = `name: space
@@ -46,7 +47,7 @@ contracts:
     expect: [status < 500 for == 100%]
 `
 
-var fuzzBase = sync.OnceValue(func() *plan.Scenario {
+var scheduleBase = sync.OnceValue(func() *plan.Scenario {
 	sc, err := plan.Parse("space.yaml", []byte(fuzzSpace), plan.Options{})
 	if err != nil {
 		panic(err)
@@ -54,43 +55,40 @@ var fuzzBase = sync.OnceValue(func() *plan.Scenario {
 	return sc
 })
 
-// checkSchedule is the body of the fuzz targets of this package (FuzzSchedule
-// for go test -fuzz, Fuzz for go-fuzz). The bytes choose a schedule through
+// Schedule is the body of the fault-schedule fuzz targets (FuzzSchedule in
+// fuzz's tests for go test -fuzz, and here for go-fuzz). The bytes choose a schedule through
 // the decoder chaoskit fuzz's generator shares, and every schedule must be
 // valid, render to a scenario that loads, and load back as itself; the
 // shrink candidate the last byte picks must load whenever it validates.
 // It panics on a broken property and returns 1 for every input (all decode
 // to a schedule, so all are interesting to go-fuzz).
-func checkSchedule(data []byte) int {
-	sc := fuzzBase()
-	s := Decode(sc.Fuzz, data)
+func Schedule(data []byte) int {
+	sc := scheduleBase()
+	s := fuzz.Decode(sc.Fuzz, data)
 	if err := s.Validate(sc.Fuzz); err != nil {
 		panic(fmt.Sprintf("decoded an invalid schedule %s: %v", s, err))
 	}
-	got, text, err := Load(sc, s, "shop-fuzz", "fuzz.yaml", "", plan.Options{})
+	got, text, err := fuzz.Load(sc, s, "shop-fuzz", "fuzz.yaml", "", plan.Options{})
 	if err != nil {
 		panic(fmt.Sprintf("schedule %s does not load: %v\n%s", s, err, text))
 	}
-	if back := Extract(got); !reflect.DeepEqual(back.Phases, s.Phases) {
+	if back := fuzz.Extract(got); !reflect.DeepEqual(back.Phases, s.Phases) {
 		panic(fmt.Sprintf("schedule %s loaded back as %s", s, back))
 	}
 	if len(data) == 0 {
 		return 1
 	}
-	sh := &Shrinker{Keep: map[string]bool{plan.FuzzRecovery: true}, Space: sc.Fuzz, MinScale: 0.5}
-	var cands []candidate
-	for _, gen := range sh.generators() {
-		cands = append(cands, gen(s)...)
-	}
+	sh := &fuzz.Shrinker{Keep: map[string]bool{plan.FuzzRecovery: true}, Space: sc.Fuzz, MinScale: 0.5}
+	steps, cands := sh.Candidates(s)
 	if len(cands) == 0 {
 		return 1
 	}
-	c := cands[int(data[len(data)-1])%len(cands)]
-	if c.s.Validate(sc.Fuzz) != nil {
+	i := int(data[len(data)-1]) % len(cands)
+	if cands[i].Validate(sc.Fuzz) != nil {
 		return 1
 	}
-	if _, text, err := Load(sc, c.s, "shop-fuzz", "fuzz.yaml", "", plan.Options{}); err != nil {
-		panic(fmt.Sprintf("shrink candidate %q of %s validates but does not load: %v\n%s", c.step, s, err, text))
+	if _, text, err := fuzz.Load(sc, cands[i], "shop-fuzz", "fuzz.yaml", "", plan.Options{}); err != nil {
+		panic(fmt.Sprintf("shrink candidate %q of %s validates but does not load: %v\n%s", steps[i], s, err, text))
 	}
 	return 1
 }

@@ -1,4 +1,4 @@
-package plan
+package fuzztarget
 
 import (
 	"bytes"
@@ -6,17 +6,18 @@ import (
 	"fmt"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/plan"
 )
 
-// checkParse is the body of the loader's fuzz targets (FuzzParse for go
-// test -fuzz, Fuzz for go-fuzz): any bytes load as a valid scenario or fail
+// Parse is the body of the loader's fuzz targets (FuzzParse in plan's
+// tests for go test -fuzz, and here for go-fuzz): any bytes load as a valid scenario or fail
 // with errors that name the file and a line of it, never a panic. It
 // panics on a broken property and returns 1 for a valid scenario.
-func checkParse(data []byte) int {
+func Parse(data []byte) int {
 	const name = "fuzz.yaml"
-	sc, err := Parse(name, data, Options{})
+	sc, err := plan.Parse(name, data, plan.Options{})
 	if err != nil {
-		var l ErrorList
+		var l plan.ErrorList
 		if !errors.As(err, &l) || len(l) == 0 {
 			panic(fmt.Sprintf("Parse failed with %T %v, not an ErrorList", err, err))
 		}

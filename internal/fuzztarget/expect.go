@@ -1,4 +1,4 @@
-package contract
+package fuzztarget
 
 import (
 	"errors"
@@ -7,21 +7,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// checkExpect is the body of this package's fuzz targets (FuzzExpect for
-// go test -fuzz, Fuzz for go-fuzz): any text is an expectation that
+// Expect is the body of the contract language's fuzz targets (FuzzExpect
+// in contract's tests for go test -fuzz, and here for go-fuzz): any text is an expectation that
 // compiles, or fails with a *SyntaxError whose column lies within the
 // text; one that compiles judges a small recorded run (phases, a fault,
 // state samples, a write read back) without panicking, to pass, fail or
 // inconclusive. It panics on a broken property and returns 1 for an
 // expectation that compiles.
-func checkExpect(data []byte) int {
+func Expect(data []byte) int {
 	src := string(data)
-	c, err := Compile(Spec{Name: "fuzz", Phase: "fault", Expect: []string{src}, MinSamples: 1, Classify: Classification{SourceHeader: "Source", AgeHeader: "Age"}})
+	c, err := contract.Compile(contract.Spec{Name: "fuzz", Phase: "fault", Expect: []string{src}, MinSamples: 1, Classify: contract.Classification{SourceHeader: "Source", AgeHeader: "Age"}})
 	if err != nil {
-		var se *SyntaxError
+		var se *contract.SyntaxError
 		if !errors.As(err, &se) {
 			panic(fmt.Sprintf("%q: error %T %v is not a *SyntaxError", src, err, err))
 		}
@@ -30,9 +31,9 @@ func checkExpect(data []byte) int {
 		}
 		return 0
 	}
-	v := c.Evaluate(fuzzTimeline())
+	v := c.Evaluate(Timeline())
 	switch v.Outcome {
-	case Pass, Fail, Inconclusive:
+	case contract.Pass, contract.Fail, contract.Inconclusive:
 	default:
 		panic(fmt.Sprintf("%q: verdict %q", src, v.Outcome))
 	}
@@ -42,10 +43,10 @@ func checkExpect(data []byte) int {
 	return 1
 }
 
-// fuzzTimeline is the run checkExpect judges: warmup, fault (the database
+// Timeline is the run Expect judges: warmup, fault (the database
 // fault on, served from the cache, the breaker opening, an order written
 // and later read back), recovery.
-var fuzzTimeline = sync.OnceValue(func() *timeline.Timeline {
+var Timeline = sync.OnceValue(func() *timeline.Timeline {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tl := &timeline.Timeline{Meta: timeline.Meta{Scenario: "fuzz", Start: t0}, Complete: true}
 	const point = "shop/store/productQuery"
