@@ -54,6 +54,9 @@ func TestLanguageErrors(t *testing.T) {
 		{"state path", "    args: []", "    args: []\n  state: {path: state}", `state path "state" is not a path`},
 		{"override workers", "    duration: 1s\n", "    duration: 1s\n    load: {workers: 900}\n", `s.yaml:12:11: workers 900 and max_workers 500`},
 		{"unknown field in override", "    duration: 1s\n", "    duration: 1s\n    load: {rat: 5/s}\n", `s.yaml:12:12: unknown field "rat" (did you mean "rate"?)`},
+		// A field of another mapping: where it belongs, never the name typed.
+		{"field of another mapping", "    duration: 1s\n", "    duration: 1s\n    settle: 1s\n", `s.yaml:12:5: unknown field "settle" ("settle" is a field of contracts[], not of this mapping)`},
+		{"field of several mappings", "    duration: 2s\n", "    duration: 2s\n    requests: {tag: x}\n", `unknown field "requests" ("requests" is a field of load, phases[].load, contracts[], writes[], not of this mapping)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,5 +356,25 @@ func TestLongLinesAreShownAroundTheColumn(t *testing.T) {
 	e = &Error{File: "s.yaml", Line: 3, Col: 2, Msg: "here", Excerpt: "abc"}
 	if d := e.Detail(); !strings.HasSuffix(d, "3 | abc\n    |  ^") {
 		t.Errorf("detail:\n%s", d)
+	}
+}
+
+// TestFieldHintNeverTheNameTyped: a field that is known elsewhere in the
+// schema is told where it belongs, never "did you mean" itself.
+func TestFieldHintNeverTheNameTyped(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		here []string
+		want string
+	}{
+		{"settle", []string{"name", "duration", "faults", "load"}, `"settle" is a field of contracts[], not of this mapping`},
+		{"durration", []string{"name", "duration"}, `did you mean "duration"?`},
+		{"Duration", []string{"name", "duration"}, `did you mean "duration"?`},
+		{"zzzzzzzz", []string{"name"}, "see docs/scenarios.md"},
+	} {
+		got := fieldHint(tt.name, tt.here)
+		if got != tt.want && !strings.Contains(got, tt.want) || strings.Contains(got, `"`+tt.name+`"?`) {
+			t.Errorf("fieldHint(%q) = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -324,8 +324,9 @@ func decodeSafely(decode func() error) (err error) {
 
 // Collect expands files and directories into the scenario files they hold
 // (*.yaml and *.yml, not recursing, leaving out partials: see IsPartial),
-// sorted, without duplicates. A file named on its own is kept, partial or
-// not.
+// in the order given (a directory's files by name), without duplicates: a
+// user who names a.yaml before b.yaml runs a first. A file named on its own
+// is kept, partial or not.
 func Collect(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -359,7 +360,6 @@ func Collect(paths []string) ([]string, error) {
 			add(f)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 
@@ -1124,43 +1124,80 @@ func (v *validator) catalogReported() bool {
 	return false
 }
 
-// yamlFields lists every field name the schema knows, for unknown-field hints.
-var yamlFields = func() []string {
-	seen := map[string]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
+// yamlFields maps every field name the schema knows to the places it is a
+// field of ("phases[].faults[]"), for unknown-field hints.
+var yamlFields = func() map[string][]string {
+	out := map[string][]string{}
+	pkg := reflect.TypeOf(Scenario{}).PkgPath()
+	var walk func(t reflect.Type, at string, depth int)
+	walk = func(t reflect.Type, at string, depth int) {
 		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			if t.Kind() == reflect.Slice {
+				at += "[]"
+			} else if t.Kind() == reflect.Map {
+				at += ".NAME"
+			}
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || t.PkgPath() != reflect.TypeOf(Scenario{}).PkgPath() {
+		if t.Kind() != reflect.Struct || t.PkgPath() != pkg || depth > 6 {
 			return
 		}
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" || seen[name] {
+			if name == "" || name == "-" {
 				continue
 			}
-			seen[name] = true
-			walk(f.Type)
+			place := at
+			if place == "" {
+				place = "the top level"
+			}
+			if !slices.Contains(out[name], place) {
+				out[name] = append(out[name], place)
+			}
+			next := name
+			if at != "" {
+				next = at + "." + name
+			}
+			walk(f.Type, next, depth+1)
 		}
 	}
-	walk(reflect.TypeOf(Scenario{}))
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
+	walk(reflect.TypeOf(Scenario{}), "", 0)
 	return out
 }()
 
 // fieldHint suggests what an unknown field name meant: the nearest of the
-// fields where it stands, else the nearest anywhere in the schema.
+// fields where it stands; else, for a field of that name elsewhere in the
+// schema, where it belongs; else the nearest anywhere in the schema. It
+// never suggests the name that was typed (another case of it, yes: YAML
+// keys are case-sensitive).
 func fieldHint(name string, here []string) string {
-	if s, ok := suggest.Closest(name, here); ok {
+	others := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if n != name {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if s, ok := suggest.Closest(name, others(here)); ok {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
-	if s, ok := suggest.Closest(name, yamlFields); ok {
+	if places, ok := yamlFields[name]; ok {
+		const most = 4
+		list, more := places, ""
+		if len(places) > most {
+			list, more = places[:most], fmt.Sprintf(" (and %d more places)", len(places)-most)
+		}
+		return fmt.Sprintf("%q is a field of %s%s, not of this mapping", name, strings.Join(list, ", "), more)
+	}
+	all := make([]string, 0, len(yamlFields))
+	for n := range yamlFields {
+		all = append(all, n)
+	}
+	sort.Strings(all)
+	if s, ok := suggest.Closest(name, others(all)); ok {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "see docs/scenarios.md for the fields a scenario takes"

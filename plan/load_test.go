@@ -375,3 +375,33 @@ func TestWhatRunWouldRefuse(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadAllKeepsTheOrderGiven: run b.yaml a.yaml runs b first; a
+// directory's files come in name order where the directory is named.
+func TestLoadAllKeepsTheOrderGiven(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path, name string) string {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(good, "name: s\n", "name: "+name+"\n", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	b := write(filepath.Join(dir, "b.yaml"), "b")
+	a := write(filepath.Join(dir, "a.yaml"), "a")
+	write(filepath.Join(dir, "sub", "d.yaml"), "d")
+	write(filepath.Join(dir, "sub", "c.yaml"), "c")
+	scs, err := LoadAll([]string{b, filepath.Join(dir, "sub"), a, b}, demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+	}
+	if got := strings.Join(names, " "); got != "b c d a" {
+		t.Errorf("loaded %s, want b c d a", got)
+	}
+}
