@@ -100,7 +100,7 @@ func draw(fz *plan.FaultSpace, ch chooser) Schedule {
 }
 
 func drawFault(ch chooser, ff *plan.FuzzFault, d time.Duration) Fault {
-	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
+	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Process: ff.Process, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
 	f.Value = valueFor(ch, ff, f.Action)
 	if p := probabilityIn(ch, ff.Probability); f.hasProbability() {
 		f.Probability = p // drawn either way, so that the choices after it stay put
@@ -116,6 +116,9 @@ func drawFault(ch chooser, ff *plan.FuzzFault, d time.Duration) Fault {
 				f.For = 0
 			}
 		}
+	}
+	if f.Process != "" && f.Action == "restart" {
+		f.For = 0 // a restart starts the process again at once
 	}
 	return f
 }

@@ -196,6 +196,8 @@ func renderPhases(s Schedule) []any {
 			for j, f := range p.Faults {
 				fm := yaml.MapSlice{{Key: "point", Value: f.Point}, {Key: "action", Value: string(f.Action)}}
 				switch {
+				case f.Process != "":
+					fm[0] = yaml.MapItem{Key: "process", Value: f.Process}
 				case f.Proxy != "":
 					// A proxy fault gives its setting by name.
 					fm[0] = yaml.MapItem{Key: "proxy", Value: f.Proxy}

@@ -27,8 +27,10 @@ type Fault struct {
 	// for a proxy fault; Path its full path (proxy/NAME).
 	Point string
 	Path  string
-	// Proxy names the proxy of a proxy fault; empty for a failpoint.
-	Proxy string
+	// Proxy names the proxy of a proxy fault, Process the process of a
+	// process fault; both empty for a failpoint.
+	Proxy   string
+	Process string
 	// Action and Value are what the fault does (see inject.Fault).
 	Action inject.Action
 	Value  string
@@ -66,7 +68,7 @@ func (f Fault) String() string {
 
 // hasProbability says whether the fault can act on a share of the
 // traffic: a proxy that is down is down for every connection.
-func (f Fault) hasProbability() bool { return !(f.Proxy != "" && f.Action == "down") }
+func (f Fault) hasProbability() bool { return !(f.Proxy != "" && f.Action == "down") && f.Process == "" }
 
 // window returns when the fault is on, as offsets into a phase of length d.
 func (f Fault) window(d time.Duration) (on, off time.Duration) {
@@ -205,6 +207,9 @@ func Extract(sc *plan.Scenario) Schedule {
 		for _, f := range p.Faults {
 			ff := Fault{Point: f.Point, Path: f.Path, Action: inject.Action(f.Action), Value: f.Value,
 				Probability: f.Probability, After: f.After.D(), For: f.For.D()}
+			if f.Process != "" {
+				ff.Point, ff.Process = f.Path, f.Process
+			}
 			if f.Proxy != "" {
 				ff.Point, ff.Proxy = f.Path, f.Proxy
 				if f.Action == "latency" {

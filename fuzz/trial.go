@@ -102,7 +102,7 @@ func Judge(sc *plan.Scenario, src timeline.Source) (*Outcome, error) {
 	for _, p := range sc.Phases {
 		for _, f := range p.Faults {
 			name := f.Point
-			if f.Proxy != "" {
+			if f.Proxy != "" || f.Process != "" {
 				name = f.Path
 				proxied[p.Name+"/"+f.Path] = true
 			}
@@ -118,8 +118,8 @@ func Judge(sc *plan.Scenario, src timeline.Source) (*Outcome, error) {
 		case e.Kind == timeline.FaultHits && e.Hits != nil:
 			o.Hits[k] += *e.Hits
 		case e.Kind == timeline.FaultOn && proxied[e.Phase+"/"+e.Point]:
-			// A proxy has no marker to count: a proxy fault fired
-			// when it was switched on.
+			// A proxy or a process has no marker to count: its fault
+			// fired when it was switched on.
 			o.Hits[k]++
 		}
 	}

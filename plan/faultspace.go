@@ -51,11 +51,14 @@ type FaultSpace struct {
 type FuzzFault struct {
 	// Point names the failpoint: its full path or a unique suffix of it.
 	Point string `yaml:"point"`
-	// Proxy, instead of Point, names one of the scenario's proxies.
-	Proxy string `yaml:"proxy"`
+	// Proxy, instead of Point, names one of the scenario's proxies;
+	// Process the target or a dependency chaoskit starts.
+	Proxy   string `yaml:"proxy"`
+	Process string `yaml:"process"`
 	// Actions are the actions a schedule may choose from: timeout, error,
 	// latency, panic, status for a failpoint; latency, timeout,
-	// reset_peer, down for a proxy.
+	// reset_peer, down for a proxy; kill, terminate, pause, restart for a
+	// process.
 	Actions []string `yaml:"actions"`
 	// Latency is the range latency faults draw their value from; default
 	// 50ms..500ms.
@@ -78,15 +81,25 @@ type FuzzFault struct {
 // Name is how schedules and coverage name the fault: its point as the
 // fault space writes it, or proxy/NAME.
 func (f FuzzFault) Name() string {
-	if f.Proxy != "" {
+	switch {
+	case f.Proxy != "":
 		return "proxy/" + f.Proxy
+	case f.Process != "":
+		return "process/" + f.Process
 	}
 	return f.Point
 }
 
+// IsPoint says whether the fault is a failpoint's (not a proxy's or a
+// process's).
+func (f FuzzFault) IsPoint() bool { return f.Proxy == "" && f.Process == "" }
+
 // fuzzProxyActions are the proxy faults a fault space may name: those
 // whose settings chaoskit can vary or needs none of.
 var fuzzProxyActions = []string{"latency", "timeout", "reset_peer", "down"}
+
+// fuzzProcessActions are the process faults a fault space may name.
+var fuzzProcessActions = []string{"kill", "terminate", "pause", "restart"}
 
 // Names of the fault-free phases every fuzz trial starts and ends with.
 const (
@@ -253,7 +266,7 @@ func (v *validator) validateFuzz() {
 		v.errorf(at, "add faults: [{point: store/productQuery, actions: [timeout, error]}]", "the fault space has no faults")
 	}
 	var cat *inject.Catalog
-	if v.opts.Catalog != nil && slices.ContainsFunc(fz.Faults, func(f FuzzFault) bool { return f.Proxy == "" }) {
+	if v.opts.Catalog != nil && slices.ContainsFunc(fz.Faults, FuzzFault.IsPoint) {
 		var err error
 		if cat, err = v.catalogFor(); err != nil {
 			v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
@@ -270,12 +283,19 @@ func (v *validator) validateFuzz() {
 }
 
 func (v *validator) validateFuzzFault(at string, f *FuzzFault, cat *inject.Catalog, seen map[string]string) {
-	if f.Proxy != "" {
+	switch {
+	case f.Proxy != "" && f.Process != "":
+		v.errorf(at, "split it into one fault per source", "a fuzz fault names one of point, proxy or process")
+		return
+	case f.Proxy != "":
 		v.validateFuzzProxyFault(at, f, seen)
+		return
+	case f.Process != "":
+		v.validateFuzzProcessFault(at, f, seen)
 		return
 	}
 	if f.Point == "" {
-		v.errorf(at, "add point: name-of-failpoint (or proxy: NAME)", "fault has no point")
+		v.errorf(at, "add point: name-of-failpoint (or proxy: NAME, or process: NAME)", "fault has no point")
 		return
 	}
 	f.Path = f.Point
@@ -371,6 +391,41 @@ func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[str
 	}
 	if f.Probability.IsZero() {
 		f.Probability = FloatRange{1, 1}
+	}
+}
+
+// validateFuzzProcessFault checks a process of the fault space: the target
+// or a dependency chaoskit starts, with process actions only.
+func (v *validator) validateFuzzProcessFault(at string, f *FuzzFault, seen map[string]string) {
+	if f.Point != "" {
+		v.errorf(at, "split it into one fault per source", "a fuzz fault names one of point, proxy or process")
+		return
+	}
+	scope := faultScope{v: v, at: at}
+	names := scope.Processes()
+	switch {
+	case !slices.Contains(names, f.Process):
+		v.errorf(at+".process", suggest.Hint(f.Process, names), "no process named %q: process faults act on the target or a dependency", f.Process)
+		return
+	case f.Process == TargetProcess && !scope.TargetStarted():
+		v.errorf(at+".process", "give target.command, so that chaoskit starts the service and can stop it", "the target is not started by chaoskit, so it cannot be killed or paused")
+		return
+	}
+	f.Path = f.Name()
+	if prev, dup := seen[f.Path]; dup {
+		v.errorf(at+".process", "list each process once, with all its actions", "process %s is already listed at %s", f.Process, prev)
+	}
+	seen[f.Path] = at
+	if len(f.Actions) == 0 {
+		v.errorf(at, "add actions: [kill, pause]", "fault %s has no actions", f.Path)
+	}
+	for j, a := range f.Actions {
+		if !slices.Contains(fuzzProcessActions, a) {
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), suggest.Hint(a, fuzzProcessActions), "process action %q cannot be fuzzed", a)
+		}
+	}
+	if len(f.Errors) > 0 || len(f.Statuses) > 0 || !f.Latency.IsZero() || !f.Probability.IsZero() {
+		v.errorf(at, "remove everything but process and actions", "a process fault takes no errors, statuses, latency or probability")
 	}
 }
 
