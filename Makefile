@@ -69,11 +69,15 @@ demo: build
 demo-deps: build
 	$(BIN)/chaoskit run scenarios/deps/ --report-dir out/deps --format $(DEMO_FORMATS)
 
-# inject is a module of its own (what services import): every target that
-# covers the main module's packages covers its packages too.
+# inject, breakerimpl and breakerimpl's adapters are modules of their own
+# (what services import; docs/modules.md), which the main module's ./...
+# does not reach: every target that covers the main module's packages
+# covers theirs too, module by module.
+LIB_MODULES := inject $(patsubst %/go.mod,%,$(shell find breakerimpl -name go.mod -not -path '*/testdata/*' | sort))
+BREAKER_MODULES := $(filter breakerimpl%,$(LIB_MODULES))
 vet:
 	$(GO) vet ./...
-	cd inject && $(GO) vet ./...
+	@set -e; for m in $(LIB_MODULES) bench; do echo "== vet $$m"; (cd $$m && $(GO) vet ./...); done
 
 # The end-to-end package runs alone, after the others: its contracts judge
 # latencies, which CPU-heavy unit tests running beside it would distort.
@@ -93,8 +97,9 @@ FI_TESTS := ./fuzz/inproc ./chaostest
 FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1 CHAOSKIT_BIN=$(BIN)/chaoskit
 unit: build
 	@mkdir -p $(CURDIR)/out/test-artifacts
-	$(GO) test -count=1 ./breakerimpl/...
-	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$')
+	@set -e; for m in $(BREAKER_MODULES); do (cd $$m && $(GO) test -count=1 ./...); done
+	$(GO) test -count=1 ./internal/breakerit/...
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$' -e '/internal/breakerit/')
 	cd inject && $(GO) test -race -count=1 ./...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
 	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); status=0; \

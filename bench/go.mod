@@ -1,12 +1,27 @@
 module github.com/chaoskit/chaoskit/bench
 
-go 1.26.8
+go 1.26.0
 
 replace github.com/chaoskit/chaoskit => ../
+
+replace (
+	github.com/chaoskit/chaoskit/breakerimpl => ../breakerimpl
+	github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker/redisbreaker => ../breakerimpl/circuitbreaker/redisbreaker
+	github.com/chaoskit/chaoskit/breakerimpl/grpcx => ../breakerimpl/grpcx
+	github.com/chaoskit/chaoskit/breakerimpl/otelx => ../breakerimpl/otelx
+	github.com/chaoskit/chaoskit/breakerimpl/prombreaker => ../breakerimpl/prombreaker
+	github.com/chaoskit/chaoskit/breakerimpl/prompolicy => ../breakerimpl/prompolicy
+	github.com/chaoskit/chaoskit/breakerimpl/promredislimit => ../breakerimpl/promredislimit
+	github.com/chaoskit/chaoskit/breakerimpl/ratelimit/redislimit => ../breakerimpl/ratelimit/redislimit
+	github.com/chaoskit/chaoskit/inject => ../inject
+)
 
 require (
 	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
 	github.com/chaoskit/chaoskit v0.0.0
+	github.com/chaoskit/chaoskit/breakerimpl v0.0.0-00010101000000-000000000000
+	github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker/redisbreaker v0.0.0-00010101000000-000000000000
+	github.com/chaoskit/chaoskit/breakerimpl/grpcx v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
@@ -18,6 +33,7 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chaoskit/chaoskit/breakerimpl/otelx v0.0.0-00010101000000-000000000000 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect

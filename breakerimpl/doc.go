@@ -169,7 +169,7 @@
 // A closed breaker's success costs one atomic add and no allocation: no
 // lock and no clock reading (a timer marks the end of the window's live
 // bucket).
-// go test -run '^$' -bench . -benchmem ./breakerimpl/... measures the hot
+// go test -run '^$' -bench . -benchmem ./... in breakerimpl measures the hot
 // paths (BenchmarkBreaker*, BenchmarkPipeline*); the repository's bench
 // module compares them with sony/gobreaker, failsafe-go, go-zero and
 // hystrix-go, and BENCHMARKS.md records the figures.

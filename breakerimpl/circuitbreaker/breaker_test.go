@@ -392,7 +392,9 @@ func TestHalfOpenStress(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -427,7 +429,7 @@ func TestHalfOpenStress(t *testing.T) {
 					rejected.Add(1)
 				}
 			}
-		})
+		}()
 	}
 	for i := 0; admitted.Load() < 2000 && i < 3000; i++ {
 		clk.Advance(time.Millisecond)
@@ -463,7 +465,9 @@ func TestClosedStress(t *testing.T) {
 	const workers, each = 8, 5000
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range each {
 				var err error
 				if (w*each+i)%10 == 0 {
@@ -476,7 +480,7 @@ func TestClosedStress(t *testing.T) {
 					p.Done(err)
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	want := circuitbreaker.Counts{Requests: workers * each, Successes: workers * each * 9 / 10, Failures: workers * each / 10}

@@ -311,7 +311,9 @@ func TestUpdateUnderLoad(t *testing.T) {
 	var wg sync.WaitGroup
 	var ok, failed atomic.Uint64
 	for w := range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range each {
 				err := errDown
 				if (w+i)%3 != 0 {
@@ -323,7 +325,7 @@ func TestUpdateUnderLoad(t *testing.T) {
 					failed.Add(1)
 				}
 			}
-		})
+		}()
 	}
 	for i := 0; ok.Load()+failed.Load() < workers*each; i++ {
 		cb.Update(func(s *circuitbreaker.Settings) {

@@ -14,7 +14,7 @@
 //
 //	decisionlog.New(decisionlog.Settings{Logger: logger, Sample: 10}).Install()
 //
-// Install hands the log every decision otelx.Record sees, which is every
+// Install hands the log every decision decision.Record sees, which is every
 // decision of the httpx and grpcx adapters.
 package decisionlog
 
@@ -27,7 +27,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
-	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 )
 
 // DefaultRefusalsPerSecond is the RefusalsPerSecond of Settings that leave
@@ -94,8 +94,8 @@ func New(s Settings) *Log {
 	return l
 }
 
-// Install makes l the sink of otelx.Record (see otelx.SetSink).
-func (l *Log) Install() { otelx.SetSink(l.Record) }
+// Install makes l the sink of decision.Record (see decision.SetSink).
+func (l *Log) Install() { decision.SetSink(l.Record) }
 
 // Snapshot returns l's counts.
 func (l *Log) Snapshot() Snapshot {
@@ -105,16 +105,16 @@ func (l *Log) Snapshot() Snapshot {
 }
 
 // refusal reports whether decisions of kind k are refusals.
-func refusal(k otelx.Kind) bool {
+func refusal(k decision.Kind) bool {
 	switch k {
-	case otelx.Breaker, otelx.Bulkhead, otelx.RateLimit, otelx.Shed, otelx.Rejected:
+	case decision.Breaker, decision.Bulkhead, decision.RateLimit, decision.Shed, decision.Rejected:
 		return true
 	}
 	return false
 }
 
 // Record logs d, subject to sampling and the bound of refusals.
-func (l *Log) Record(ctx context.Context, d otelx.Decision) {
+func (l *Log) Record(ctx context.Context, d decision.Decision) {
 	attrs := make([]slog.Attr, 0, 8)
 	level := slog.LevelInfo
 	if refusal(d.Kind) {

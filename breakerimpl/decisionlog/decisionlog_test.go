@@ -12,7 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
-	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 )
 
 func lines(buf *bytes.Buffer) []map[string]any {
@@ -38,16 +38,16 @@ func TestSamplingAndBound(t *testing.T) {
 	ctx := context.Background()
 	switched := time.Date(2026, 12, 5, 5, 0, 0, 0, time.UTC)
 	for range 10 {
-		l.Record(ctx, otelx.Decision{Kind: otelx.Fallback, Reason: breakerimpl.ReasonOpen, Source: "http", Name: "recs", SwitchedAt: switched})
+		l.Record(ctx, decision.Decision{Kind: decision.Fallback, Reason: breakerimpl.ReasonOpen, Source: "http", Name: "recs", SwitchedAt: switched})
 	}
-	l.Record(ctx, otelx.Decision{Kind: otelx.Retry, Reason: breakerimpl.ReasonError, Attempt: 3, Name: "recs"}) // 11th: sampled out
-	l.Record(ctx, otelx.Decision{Kind: otelx.Retry, Reason: breakerimpl.ReasonError, Attempt: 2, Name: "recs"}) // 12th: out
-	l.Record(ctx, otelx.Decision{Kind: otelx.Retry, Reason: breakerimpl.ReasonError, Attempt: 4, Name: "recs"}) // 13th: logged
+	l.Record(ctx, decision.Decision{Kind: decision.Retry, Reason: breakerimpl.ReasonError, Attempt: 3, Name: "recs"}) // 11th: sampled out
+	l.Record(ctx, decision.Decision{Kind: decision.Retry, Reason: breakerimpl.ReasonError, Attempt: 2, Name: "recs"}) // 12th: out
+	l.Record(ctx, decision.Decision{Kind: decision.Retry, Reason: breakerimpl.ReasonError, Attempt: 4, Name: "recs"}) // 13th: logged
 	for range 5 {
-		l.Record(ctx, otelx.Decision{Kind: otelx.Breaker, Reason: breakerimpl.ReasonOpen, Name: "db"})
+		l.Record(ctx, decision.Decision{Kind: decision.Breaker, Reason: breakerimpl.ReasonOpen, Name: "db"})
 	}
 	clk.Advance(time.Second)
-	l.Record(ctx, otelx.Decision{Kind: otelx.Breaker, Reason: breakerimpl.ReasonOpen, Name: "db"})
+	l.Record(ctx, decision.Decision{Kind: decision.Breaker, Reason: breakerimpl.ReasonOpen, Name: "db"})
 	got := lines(&buf)
 	if len(got) != 4+1+2+1 {
 		t.Fatalf("%d lines, want 4 fallbacks, 1 retry, 3 refusals:\n%s", len(got), buf.String())

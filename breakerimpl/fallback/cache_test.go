@@ -137,7 +137,9 @@ func TestCacheConcurrentUse(t *testing.T) {
 	c := fallback.NewCache[int, [2]int](fallback.CacheSettings{MaxEntries: 64})
 	var wg sync.WaitGroup
 	for w := range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range 5000 {
 				k := (w*7 + i) % 100
 				c.Remember(k, [2]int{k, i})
@@ -146,7 +148,7 @@ func TestCacheConcurrentUse(t *testing.T) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if c.Len() > 64 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 )
 
 // StatusError is the error a breaker is told of for a response whose
@@ -64,7 +64,7 @@ func Breaker(cb *circuitbreaker.Breaker, o ServerOptions) func(http.Handler) htt
 			})
 			var refused *StatusError
 			if err != nil && !errors.As(err, &refused) {
-				otelx.RecordError(r.Context(), err, cb.Name())
+				decision.RecordError(r.Context(), err, cb.Name())
 				rejected(w, r, cb, err)
 			}
 		})
@@ -182,7 +182,7 @@ func (t *BreakerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	ctx := req.Context()
 	var status *StatusError
 	if !errors.As(err, &status) {
-		otelx.RecordError(ctx, err, t.Breaker.Name())
+		decision.RecordError(ctx, err, t.Breaker.Name())
 	}
 	if t.Fallback == nil {
 		if errors.As(err, &status) {
@@ -200,7 +200,7 @@ func (t *BreakerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if resp != nil {
 		resp.Body.Close()
 	}
-	otelx.Record(ctx, otelx.Decision{Kind: otelx.Fallback, Reason: breakerimpl.ReasonOf(err), Source: "fallback", Name: t.Breaker.Name()})
+	decision.Record(ctx, decision.Decision{Kind: decision.Fallback, Reason: breakerimpl.ReasonOf(err), Source: "fallback", Name: t.Breaker.Name()})
 	return fresp, nil
 }
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 	"github.com/chaoskit/chaoskit/breakerimpl/hedge"
-	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
 	"github.com/chaoskit/chaoskit/breakerimpl/retry"
 	"github.com/chaoskit/chaoskit/breakerimpl/timeout"
 )
@@ -37,7 +37,7 @@ func WithTimeout(base http.RoundTripper, t *timeout.Timeout) http.RoundTripper {
 		if err != nil {
 			err = t.End(ctx, err)
 			if errors.Is(err, timeout.ErrTimeout) {
-				otelx.Record(req.Context(), otelx.Decision{Kind: otelx.Timeout, Reason: breakerimpl.ReasonTimeout})
+				decision.Record(req.Context(), decision.Decision{Kind: decision.Timeout, Reason: breakerimpl.ReasonTimeout})
 			}
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func WithRetry(base http.RoundTripper, r *retry.Retry, opts RetryOptions) http.R
 			}
 			areq, err := rewindBody(req.WithContext(ctx), attempt)
 			if attempt++; attempt > 1 {
-				otelx.Record(ctx, otelx.Decision{Kind: otelx.Retry, Reason: breakerimpl.ReasonOf(lastErr), Attempt: attempt})
+				decision.Record(ctx, decision.Decision{Kind: decision.Retry, Reason: breakerimpl.ReasonOf(lastErr), Attempt: attempt})
 			}
 			if err != nil {
 				return nil, retry.Permanent(err)

@@ -18,8 +18,9 @@
 //	client := &http.Client{Transport: &httpx.BreakerTransport{Breaker: cb}}
 //
 // Every degradation decision these make (a refusal by a breaker, bulkhead,
-// limiter or shedder, a retry, a timeout, a fallback served) is an
-// OpenTelemetry event on the request's current span, through package
-// otelx, which also carries the trace context across the hop:
-// otelx.Middleware on the server, otelx.Transport on the client.
+// limiter or shedder, a retry, a timeout, a fallback served) goes to
+// package decision: to the decision log (decisionlog) and, when package
+// otelx (a module of its own) is linked in, as an OpenTelemetry event on
+// the request's current span. otelx also carries the trace context across
+// the hop: otelx.Middleware on the server, otelx.Transport on the client.
 package httpx

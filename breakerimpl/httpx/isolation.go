@@ -8,7 +8,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
-	"github.com/chaoskit/chaoskit/breakerimpl/otelx"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 	"github.com/chaoskit/chaoskit/breakerimpl/shed"
 )
 
@@ -59,7 +59,7 @@ func Isolate(g breakerimpl.Guard, opts IsolationOptions) func(http.Handler) http
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			permit, err := g.Allow(r.Context())
 			if err != nil {
-				otelx.RecordError(r.Context(), err, "")
+				decision.RecordError(r.Context(), err, "")
 				w.Header().Set("Retry-After", retryAfter())
 				http.Error(w, http.StatusText(opts.Status), opts.Status)
 				return

@@ -32,7 +32,8 @@ func ExampleBulkhead() {
 
 	first := httptest.NewRecorder()
 	var wg sync.WaitGroup
-	wg.Go(func() { h.ServeHTTP(first, httptest.NewRequest("GET", "/report", nil)) })
+	wg.Add(1)
+	go func() { defer wg.Done(); h.ServeHTTP(first, httptest.NewRequest("GET", "/report", nil)) }()
 	<-started
 	second := httptest.NewRecorder()
 	h.ServeHTTP(second, httptest.NewRequest("GET", "/report", nil))

@@ -10,8 +10,9 @@
 //     "breakerimpl." + the Kind ("breakerimpl.fallback", …) and carries the
 //     reason code (breakerimpl.Reason, as in headers and logs) in the
 //     attribute "breakerimpl.reason", with the source that served, the
-//     attempt and the policy's name where they apply. Record adds one; it
-//     costs a context lookup when no span records.
+//     attempt and the policy's name where they apply. The adapters record
+//     decisions with package decision (breakerimpl's core module, free of
+//     OpenTelemetry); linking otelx in adds each as a span event (AddEvent).
 //
 //   - Trace context crosses process boundaries with W3C traceparent (and
 //     tracestate) headers: Middleware extracts it on an HTTP server,
@@ -24,46 +25,32 @@ package otelx
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"sync/atomic"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/chaoskit/chaoskit/breakerimpl"
-	"github.com/chaoskit/chaoskit/breakerimpl/bulkhead"
-	"github.com/chaoskit/chaoskit/breakerimpl/circuitbreaker"
-	"github.com/chaoskit/chaoskit/breakerimpl/ratelimit"
-	"github.com/chaoskit/chaoskit/breakerimpl/shed"
+	"github.com/chaoskit/chaoskit/breakerimpl/decision"
 )
 
-// Kind is the kind of a degradation decision.
-type Kind string
+// Kind, Decision and the decisions recorded are package decision's,
+// named here too for the code written against otelx.
+type (
+	Kind     = decision.Kind
+	Decision = decision.Decision
+)
 
-// The decisions the adapters record.
+// The decisions the adapters record (see package decision).
 const (
-	// Fallback: a fallback served in place of the primary (Source names
-	// it, Reason says why).
-	Fallback Kind = "fallback"
-	// Breaker: a circuit breaker refused a call (Reason open,
-	// half-open-full, or rejected for the adaptive throttle).
-	Breaker Kind = "breaker"
-	// Bulkhead: a bulkhead had no slot (Reason rejected).
-	Bulkhead Kind = "bulkhead"
-	// RateLimit: a rate limiter refused a call (Reason rejected).
-	RateLimit Kind = "ratelimit"
-	// Shed: a load shedder dropped a call (Reason rejected).
-	Shed Kind = "shed"
-	// Rejected: another guard refused a call (Reason rejected).
-	Rejected Kind = "rejected"
-	// Retry: a call is tried again (Attempt is the attempt starting,
-	// Reason why the one before failed).
-	Retry Kind = "retry"
-	// Timeout: a call ran out of time (Reason timeout).
-	Timeout Kind = "timeout"
+	Fallback  = decision.Fallback
+	Breaker   = decision.Breaker
+	Bulkhead  = decision.Bulkhead
+	RateLimit = decision.RateLimit
+	Shed      = decision.Shed
+	Rejected  = decision.Rejected
+	Retry     = decision.Retry
+	Timeout   = decision.Timeout
 )
 
 // EventName returns the name of the span event of kind k:
@@ -78,42 +65,22 @@ const (
 	NameKey    = attribute.Key("breakerimpl.name")
 )
 
-// Decision is one degradation decision.
-type Decision struct {
-	Kind   Kind
-	Reason breakerimpl.Reason
-	// Source is the fallback that served (Fallback only).
-	Source string
-	// Attempt is the attempt about to start, from 2 (Retry only).
-	Attempt int
-	// Name is the policy's or the dependency's name, if known.
-	Name string
-	// SwitchedAt is when the calls were switched to the fallback that
-	// served (the gRPC path's breaker opening, for an answer over HTTP);
-	// zero when unknown or not a switch.
-	SwitchedAt time.Time
-}
-
-// sink is the decision log SetSink installed.
-var sink atomic.Pointer[func(context.Context, Decision)]
+// Linking otelx in makes every decision.Record an event on the current
+// span too.
+func init() { decision.SetSpanRecorder(AddEvent) }
 
 // SetSink makes Record hand every decision to f too, whether or not a span
 // records (package decisionlog's Log.Install does); nil removes it. It is
-// one per process: set it at start.
-func SetSink(f func(context.Context, Decision)) {
-	if f == nil {
-		sink.Store(nil)
-		return
-	}
-	sink.Store(&f)
-}
+// decision.SetSink.
+func SetSink(f func(context.Context, Decision)) { decision.SetSink(f) }
 
 // Record adds d as an event to the span current in ctx, if it records,
-// and hands it to the sink SetSink installed.
-func Record(ctx context.Context, d Decision) {
-	if f := sink.Load(); f != nil {
-		(*f)(ctx, d)
-	}
+// and hands it to the sink SetSink installed. It is decision.Record.
+func Record(ctx context.Context, d Decision) { decision.Record(ctx, d) }
+
+// AddEvent adds d as an event to the span current in ctx, if it records;
+// it costs a context lookup when no span records.
+func AddEvent(ctx context.Context, d Decision) {
 	span := trace.SpanFromContext(ctx)
 	if !span.IsRecording() {
 		return
@@ -132,36 +99,12 @@ func Record(ctx context.Context, d Decision) {
 	span.AddEvent(EventName(d.Kind), trace.WithAttributes(attrs...))
 }
 
-// KindOf says which decision a policy's error stands for: a refusal (by a
-// breaker, a bulkhead, a limiter, a shedder, another guard) or a timeout.
-// It reports false for any other error.
-func KindOf(err error) (Kind, bool) {
-	switch {
-	case err == nil:
-		return "", false
-	case errors.Is(err, shed.ErrOverloaded):
-		return Shed, true
-	case errors.Is(err, ratelimit.ErrLimited):
-		return RateLimit, true
-	case errors.Is(err, bulkhead.ErrFull), errors.Is(err, bulkhead.ErrWaitTimeout):
-		return Bulkhead, true
-	case errors.Is(err, circuitbreaker.ErrThrottled), errors.Is(err, breakerimpl.ErrOpen), errors.Is(err, breakerimpl.ErrHalfOpenFull):
-		return Breaker, true
-	case errors.Is(err, breakerimpl.ErrRejected):
-		return Rejected, true
-	case errors.Is(err, context.DeadlineExceeded):
-		return Timeout, true
-	}
-	return "", false
-}
+// KindOf says which decision a policy's error stands for (decision.KindOf).
+func KindOf(err error) (Kind, bool) { return decision.KindOf(err) }
 
 // RecordError records the decision err stands for, if KindOf knows it,
-// with the policy's name; it does nothing for other errors.
-func RecordError(ctx context.Context, err error, name string) {
-	if k, ok := KindOf(err); ok {
-		Record(ctx, Decision{Kind: k, Reason: breakerimpl.ReasonOf(err), Name: name})
-	}
-}
+// with the policy's name (decision.RecordError).
+func RecordError(ctx context.Context, err error, name string) { decision.RecordError(ctx, err, name) }
 
 // Propagator returns p, or W3C trace context (traceparent, tracestate) if
 // p is nil: the default of every function here and of grpcx's.

@@ -123,11 +123,13 @@ func TestWindowConcurrentAdds(t *testing.T) {
 	const workers, each = 8, 2000
 	var wg sync.WaitGroup
 	for g := range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range each {
 				w.Add((g+i)%Slots, 1)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	sum := w.Sum()
@@ -145,11 +147,13 @@ func TestWindowTurnsUnderLoad(t *testing.T) {
 	const workers, each = 4, 5000
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range each {
 				w.Add(0, 1)
 			}
-		})
+		}()
 	}
 	for range 50 {
 		clk.Advance(10 * time.Second)

@@ -1,7 +1,8 @@
-package httpx_test
+package otelx_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -130,4 +131,18 @@ func TestClientDecisionEvents(t *testing.T) {
 	if !strings.Contains(srv.URL, "127.0.0.1") {
 		t.Fatalf("server on %s, not loopback", srv.URL)
 	}
+}
+
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+
+// serve starts h on a loopback test server and returns a client of its own.
+func serve(t *testing.T, h http.Handler) (*httptest.Server, *http.Client) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	tr := &http.Transport{}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		srv.Close()
+	})
+	return srv, &http.Client{Transport: tr}
 }

@@ -1,0 +1,34 @@
+module github.com/chaoskit/chaoskit/breakerimpl/grpcx
+
+go 1.26.0
+
+require (
+	github.com/chaoskit/chaoskit/breakerimpl v0.0.0-00010101000000-000000000000
+	github.com/chaoskit/chaoskit/breakerimpl/otelx v0.0.0-00010101000000-000000000000
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/time v0.10.0 // indirect
+)
+
+// The modules of this tree, unpublished: built from it.
+replace github.com/chaoskit/chaoskit/breakerimpl => ..
+
+replace github.com/chaoskit/chaoskit/breakerimpl/otelx => ../otelx
