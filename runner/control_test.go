@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ target:
     argv: [%[1]s]
     env: {RUNNER_TEST_SERVE: "127.0.0.1:{port}"%[2]s}
   url: http://127.0.0.1:{port}
-  ready: {path: /, timeout: 5s}
+  ready: {path: /, timeout: %[4]s}
   points: [example.com/svc/store/query]
 %[3]s
 load:
@@ -38,12 +39,16 @@ phases:
 `
 
 func controlRun(t *testing.T, env, tgt string) (*Result, string, error) {
+	return controlRunReady(t, env, tgt, "5s")
+}
+
+func controlRunReady(t *testing.T, env, tgt, ready string) (*Result, string, error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := plan.Parse("control-run.yaml", []byte(fmt.Sprintf(controlRunScenario, self, env, tgt)), plan.Options{})
+	sc, err := plan.Parse("control-run.yaml", []byte(fmt.Sprintf(controlRunScenario, self, env, tgt, ready)), plan.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,4 +87,22 @@ func TestTheControlEndpointTakesOnlyTheRunsToken(t *testing.T) {
 	if !strings.Contains(log, "answers without a token") {
 		t.Errorf("no note that the open endpoint takes anyone's request:\n%s", log)
 	}
+}
+
+// TestAServiceWithoutTheEndpointIsToldHowToServeIt: a service that serves
+// no control endpoint where chaoskit asked (one on pingcap/failpoint alone,
+// here inject told to serve nothing) is refused with the way to serve it.
+func TestAServiceWithoutTheEndpointIsToldHowToServeIt(t *testing.T) {
+	_, log, err := controlRunReady(t, `, `+inject.ControlEnv+`: ""`, "", "700ms")
+	var ie *InfraError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not ready within") || !strings.Contains(ie.Fix, "imports github.com/chaoskit/chaoskit/inject") || !strings.Contains(ie.Fix, "GO_FAILPOINTS_HTTP") {
+		t.Fatalf("err = %v (hint %q), want the way to serve the endpoint\n%s", err, fixOf(ie), log)
+	}
+}
+
+func fixOf(ie *InfraError) string {
+	if ie == nil {
+		return ""
+	}
+	return ie.Fix
 }

@@ -394,8 +394,10 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 	url := t.baseURL + t.spec.Ready.Path
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
+	controlDown := false
 	for {
 		last := t.probe(ctx, url, t.spec.Ready.Status)
+		controlDown = false
 		if last == nil && t.control != nil {
 			if _, err := t.control.Active(ctx); err != nil {
 				if errors.Is(err, inject.ErrUnauthorized) {
@@ -405,6 +407,7 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 					err = inner // past "control endpoint unreachable"
 				}
 				last = fmt.Errorf("control endpoint %s: %v", t.controlAddr, err)
+				controlDown = true
 			}
 		}
 		if last == nil {
@@ -416,8 +419,12 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 		case <-done:
 			return infra("the target exited before it was ready ("+proc.exitDescription()+")", "see target.stderr in the run directory", nil)
 		case <-deadline.C:
-			return infra(fmt.Sprintf("the target was not ready within %v: %v", timeout, last),
-				"check target.ready (path, status, timeout) and that the service listens at target.url", nil)
+			hint := "check target.ready (path, status, timeout) and that the service listens at target.url"
+			if controlDown && t.proc != nil {
+				// The service answers but serves no control endpoint.
+				hint = "a service chaoskit starts serves its failpoint control endpoint when it imports github.com/chaoskit/chaoskit/inject (which reads " + inject.ControlEnv + "); one on pingcap/failpoint alone needs GO_FAILPOINTS_HTTP in command.env (see \"The failpoint control endpoint\" in docs/scenarios.md)"
+			}
+			return infra(fmt.Sprintf("the target was not ready within %v: %v", timeout, last), hint, nil)
 		case <-tick.C:
 		}
 	}
