@@ -133,7 +133,7 @@ func TestRunRefuses(t *testing.T) {
 	}{
 		{"failpoint faults on a handler", faults, Target{Handler: items(false)}, nil,
 			[]string{at + `: phase "store-down" switches the failpoint fault store/query (error), and a handler served in the test has no failpoint control endpoint (run the service as a Command`,
-				"pingcap/failpoint's HttpHandler", "\n  18 |       - point: store/query\n  "}},
+				"inject.ControlHandler on loopback", "\n  18 |       - point: store/query\n  "}},
 		{"failpoint faults on a URL", faults, Target{URL: "http://127.0.0.1:1"}, nil,
 			[]string{at + `: phase "store-down" switches the failpoint fault store/query (error), and the service at http://127.0.0.1:1 has no failpoint control endpoint (give Failpoints`}},
 		{"the bundled demo as it is", "../scenarios/db-timeout-serves-cache.yaml", Target{}, nil,

@@ -74,7 +74,7 @@ func (tg Target) check(sc *plan.Scenario) error {
 	for i, p := range sc.Phases {
 		for j, f := range p.Faults {
 			what, fix := "a handler served in the test", "run the service as a Command built with `chaoskit build`, or, in a test binary that is a fault-injection build, "+
-				"serve pingcap/failpoint's HttpHandler on loopback and give its address as Failpoints; scenarios without faults need neither"
+				"serve inject.ControlHandler on loopback and give its address as Failpoints; scenarios without faults need neither"
 			if tg.Handler == nil {
 				what, fix = "the service at "+tg.URL, "give Failpoints: the address of the service's failpoint control endpoint"
 			}

@@ -57,6 +57,11 @@ type Options struct {
 	Overall func(done time.Duration) string
 	// Tool is the version string recorded on the timeline.
 	Tool string
+	// ControlToken is sent to the failpoint control endpoint of a target
+	// chaoskit does not start (a URL target), such as an in-process
+	// inject.ControlHandler; empty means $CHAOSKIT_FAILPOINTS_TOKEN. A
+	// target chaoskit starts gets a token made for the run.
+	ControlToken string
 	// StateDir indexes the faults of unfinished runs by control endpoint,
 	// so the next run against the same endpoint rolls back what a killed
 	// run left on. Empty disables the index.

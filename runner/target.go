@@ -56,7 +56,7 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 		if t.token, err = newControlToken(); err != nil {
 			return t, err
 		}
-	} else {
+	} else if t.token = r.opts.ControlToken; t.token == "" {
 		t.token = os.Getenv(inject.TokenEnv)
 	}
 	switch {

@@ -1,8 +1,8 @@
 // Package inproc runs fault schedules against a service in this process:
 // its HTTP handler served on a loopback port, its failpoints switched
-// through pingcap/failpoint's own control handler in the same process, and
-// the load, the timeline and the judging those of `chaoskit run` (the
-// runner, real vegeta load over loopback, fuzz.Judge).
+// through inject's control handler (with a token of the trial's own) in the
+// same process, and the load, the timeline and the judging those of
+// `chaoskit run` (the runner, real vegeta load over loopback, fuzz.Judge).
 //
 // It is what lets `go test -fuzz` drive schedules decoded from the fuzzing
 // engine's bytes (fuzz.Decode) against a service, so that the engine's
@@ -14,6 +14,8 @@ package inproc
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/fuzz/trials"
+	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 )
@@ -69,7 +72,17 @@ func (t *Trier) Try(ctx context.Context, label string, s fuzz.Schedule) (o *fuzz
 		return nil, &runner.InfraError{Msg: "cannot start the in-process service", Err: err}
 	}
 	svc := httptest.NewServer(h) // 127.0.0.1
-	ctrl := httptest.NewServer(&failpoint.HttpHandler{})
+	// The control endpoint takes a token of the trial's own, as the one
+	// inject serves in a started service does.
+	tok := make([]byte, 16)
+	if _, err := rand.Read(tok); err != nil {
+		stop()
+		svc.Close()
+		return nil, &runner.InfraError{Msg: "cannot make a control token", Err: err}
+	}
+	opts := t.Run
+	opts.ControlToken = hex.EncodeToString(tok)
+	ctrl := httptest.NewServer(inject.ControlHandler(opts.ControlToken))
 	defer func() {
 		ctrl.Close()
 		svc.Close()
@@ -85,7 +98,7 @@ func (t *Trier) Try(ctx context.Context, label string, s fuzz.Schedule) (o *fuzz
 		}
 	}()
 	sc.Bind(plan.Target{URL: svc.URL, Failpoints: ctrl.URL})
-	o, err = trials.Run(ctx, sc, t.Run, filepath.Join(t.Dir, label))
+	o, err = trials.Run(ctx, sc, opts, filepath.Join(t.Dir, label))
 	if o != nil {
 		o.File = file
 	}
