@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -113,7 +114,8 @@ func catalog(t plan.Target) (*inject.Catalog, error) {
 			return nil, fmt.Errorf("%s answered %s to %s, and chaoskit follows no redirects; give target.hits the service's own path, list the failpoints under target.points or give target.source", url, resp.Status, resp.Header.Get("Location"))
 		}
 		var rep inject.HitsReport
-		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rep) != nil || len(rep.Points) == 0 {
+		// The same bound as the runner's read of the hit report.
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&rep) != nil || len(rep.Points) == 0 {
 			return nil, fmt.Errorf("%s does not list the service's failpoints; list them under target.points or give target.source", url)
 		}
 		return inject.NewCatalog(rep.Points...), nil
