@@ -92,28 +92,31 @@ type Campaign struct {
 
 // trier returns the trier whose every schedule is a real run of the
 // runner, below ReportDir/trials.
-func (c *Campaign) trier() (*trials.Runner, error) {
+//
+// The report directory stays locked until release: a campaign writes it to
+// its last trial and report.
+func (c *Campaign) trier() (tr *trials.Runner, release func(), err error) {
 	if c.Self == "" {
 		self, err := os.Executable()
 		if err != nil {
-			return nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
+			return nil, nil, &runner.InfraError{Msg: "cannot find the chaoskit executable", Err: err}
 		}
 		c.Self = self
 	}
-	// The lock is held until the process ends: a campaign writes its
-	// report directory to the last trial.
-	if _, err := claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile)); err != nil {
-		return nil, err
+	release, err = claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile))
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := claimTrialsDir(filepath.Join(c.ReportDir, TrialsDir), c.Tool); err != nil {
-		return nil, err
+		release()
+		return nil, nil, err
 	}
 	log := c.Log
 	if log == nil {
 		log = io.Discard
 	}
 	return &trials.Runner{Base: c.Scenario, Load: c.Load, Dir: filepath.Join(c.ReportDir, TrialsDir),
-		Run: runner.Options{Self: c.Self, Log: log, Tool: c.Tool, StateDir: c.StateDir}}, nil
+		Run: runner.Options{Self: c.Self, Log: log, Tool: c.Tool, StateDir: c.StateDir}}, release, nil
 }
 
 // prune removes the trials' files except those keep names (see
@@ -162,10 +165,11 @@ func (c *Campaign) Fuzz(ctx context.Context, cfg FuzzConfig) (*FuzzReport, error
 		return nil, exitcode.New(exitcode.Invalid, "--budget must be above 0; --shrink-budget, --runs and --shrink-runs must not be negative")
 	}
 	sc := c.Scenario
-	tr, err := c.trier()
+	tr, release, err := c.trier()
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	fc := fuzz.Config{Seed: cfg.Seed, Budget: cfg.Budget, Runs: cfg.Runs, ShrinkBudget: cfg.ShrinkBudget, ShrinkRuns: cfg.ShrinkRuns, Progress: c.Progress}
 	rep := &FuzzReport{Scenario: sc.Name, File: sc.File, Seed: cfg.Seed, Budget: cfg.Budget.String()}
 	res, err := fuzz.Search(ctx, sc, tr, fc)
@@ -257,10 +261,11 @@ func (c *Campaign) Explore(ctx context.Context, budget time.Duration) (*fuzz.Exp
 	if budget <= 0 {
 		return nil, exitcode.New(exitcode.Invalid, "--budget must be above 0")
 	}
-	tr, err := c.trier()
+	tr, release, err := c.trier()
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	ex, err := fuzz.Explore(ctx, c.Scenario, tr, fuzz.Config{Budget: budget, Progress: c.Progress})
 	c.prune()
 	if ex != nil {
