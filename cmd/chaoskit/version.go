@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaoskit/chaoskit/demo/store"
+	"github.com/chaoskit/chaoskit/internal/buildprobe"
 )
 
 // version is set at link time (-ldflags "-X main.version=...").
@@ -33,7 +33,7 @@ type buildInfo struct {
 }
 
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, FaultInjection: store.FaultInjectionLive()}
+	b := buildInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, FaultInjection: buildprobe.Live()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return b
