@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/fuzz"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 func newExploreCmd() *cobra.Command {
@@ -76,72 +74,8 @@ func runExplore(ctx context.Context, out io.Writer, args []string, f fuzzTarget)
 	ex, err := c.Explore(ctx, f.budget)
 	prog.stop()
 	if ex != nil {
-		printMatrix(out, ex)
+		reports.WriteMatrix(out, ex)
 		return &exploreDoc{c.Scenario.Name, c.Scenario.File, ex}, err
 	}
 	return nil, err
-}
-
-// printMatrix prints one row per combination and one column per
-// invariant, then the invariants' names and what the reduction saved.
-func printMatrix(out io.Writer, ex *fuzz.Exploration) {
-	fmt.Fprintln(out, "\nfault × invariant")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	head := []string{"fault"}
-	for i := range ex.Invariants {
-		head = append(head, fmt.Sprintf("I%d", i+1))
-	}
-	head = append(head, "mix of faulted requests")
-	fmt.Fprintln(tw, "  "+strings.Join(head, "\t"))
-	rows := append([]*fuzz.Row{ex.Baseline}, ex.Singles...)
-	rows = append(rows, ex.Pairs...)
-	for _, r := range rows {
-		if r == nil {
-			continue
-		}
-		cells := []string{r.Label}
-		switch {
-		case r.Outcome != nil:
-			for _, v := range r.Outcome.Verdicts {
-				cells = append(cells, verdictCell(v.Outcome))
-			}
-			mix := strings.Join(r.Mix, " ")
-			if len(r.Combo) == 0 {
-				mix = "(no fault on)"
-			}
-			if len(r.Unfired) > 0 {
-				mix += " (never fired: " + strings.Join(r.Unfired, ", ") + ")"
-			}
-			cells = append(cells, mix)
-		case r.CoveredBy != "":
-			for range ex.Invariants {
-				cells = append(cells, "~")
-			}
-			cells = append(cells, "covered by "+r.CoveredBy)
-		default:
-			for range ex.Invariants {
-				cells = append(cells, "·")
-			}
-			cells = append(cells, "not run: budget spent")
-		}
-		fmt.Fprintln(tw, "  "+strings.Join(cells, "\t"))
-	}
-	tw.Flush()
-	fmt.Fprintln(out, "\ninvariants")
-	for i, name := range ex.Invariants {
-		fmt.Fprintf(out, "  I%d  %s\n", i+1, name)
-	}
-	fmt.Fprintf(out, "\n%d single faults and %d pairs: %d runs (baseline included) in %v; the reduction skipped %d pairs whose effect was covered, saving %d runs; %d left unexplored\n",
-		len(ex.Singles), len(ex.Pairs), ex.Runs, ex.Elapsed.Round(time.Second), ex.Saved, ex.Saved, ex.Unexplored)
-	fmt.Fprintln(out, "pass: held · FAIL: broken · inc: inconclusive · ~: not run, covered by the pair named · ·: not run")
-}
-
-func verdictCell(o contract.Outcome) string {
-	switch o {
-	case contract.Pass:
-		return "pass"
-	case contract.Fail:
-		return "FAIL"
-	}
-	return "inc"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 // fuzzTarget is how fuzz and explore name the fuzz scenario and its run
@@ -168,7 +169,7 @@ func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) (*h
 	}
 	c.Shrunk = func(res *fuzz.Result, repro string) {
 		prog.stop()
-		printCoverage(out, res.Coverage)
+		reports.WriteCoverage(out, res.Coverage)
 		v := res.Violation
 		fmt.Fprintf(out, "\nviolation: %q broken by trial %d (seed %d), found after %v\n", v.Invariant, v.Trial, f.seed, v.FoundAfter.Round(100*time.Millisecond))
 		fmt.Fprintf(out, "  schedule: %s\n", v.Original)
@@ -181,32 +182,10 @@ func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) (*h
 	prog.stop()
 	if err == nil && rep != nil && rep.Result != nil && rep.Result.Violation == nil {
 		res := rep.Result
-		printCoverage(out, res.Coverage)
+		reports.WriteCoverage(out, res.Coverage)
 		fmt.Fprintf(out, "\nno invariant broken in %d trials (%v, stopped by the %s); seed %d\n", len(res.Trials), res.Elapsed.Round(time.Second), res.Stopped, f.seed)
 	}
 	return rep, err
-}
-
-// printCoverage prints which points × actions the runs exercised and how
-// often each invariant was judged.
-func printCoverage(out io.Writer, c *fuzz.Coverage) {
-	fmt.Fprintf(out, "\ncoverage over %d runs\n", c.Runs)
-	fmt.Fprintf(out, "  %-44s %9s %6s %9s\n", "point × action", "scheduled", "fired", "hits")
-	for _, fc := range c.Faults {
-		fmt.Fprintf(out, "  %-44s %9d %6d %9d\n", fc.Key, fc.Scheduled, fc.Fired, fc.Hits)
-	}
-	fmt.Fprintf(out, "  %-60s %7s %5s %5s %12s\n", "invariant", "checked", "pass", "fail", "inconclusive")
-	for _, ic := range c.Invariants {
-		fmt.Fprintf(out, "  %-60s %7d %5d %5d %12d\n", truncate(ic.Name, 60), ic.Checked(), ic.Pass, ic.Fail, ic.Inconclusive)
-	}
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // progress shows a search's progress: on a terminal a bar redrawn in
