@@ -2,7 +2,6 @@ package contract
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -21,31 +20,18 @@ type latencyCheck struct {
 	wantText string
 }
 
-// Percentile returns the p-th percentile (0 < p <= 100) of sorted by the
-// nearest-rank method.
-func Percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	// The epsilon keeps float error from pushing an exact rank up by one
-	// (99.9% of 1000 is rank 999, not 1000).
-	rank := int(math.Ceil(p/100*float64(len(sorted)) - 1e-9))
-	rank = min(max(rank, 1), len(sorted))
-	return sorted[rank-1]
-}
-
 func (c *latencyCheck) measure(l *latencies) time.Duration {
 	switch c.stat {
 	case "min":
-		return l.min
+		return l.Min()
 	case "max":
-		return l.max
+		return l.Max()
 	case "med":
-		return l.percentile(50)
+		return l.Percentile(50)
 	case "avg", "mean":
-		return l.mean()
+		return l.Mean()
 	}
-	return l.percentile(c.pct)
+	return l.Percentile(c.pct)
 }
 
 // latencyAcc keeps the window's latencies in a sketch and, as evidence,
@@ -63,14 +49,14 @@ func (a *latencyAcc) add(r *timeline.Request, in bool, k *classed) {
 	if !in {
 		return
 	}
-	a.lat.add(r.Latency)
+	a.lat.Add(r.Latency)
 	if len(a.viol) < MaxViolations && !compare(float64(r.Latency), a.c.op, float64(a.c.want)) {
 		a.viol = append(a.viol, a.w.violation(r, k))
 	}
 }
 
 func (a *latencyAcc) figure() figure {
-	f := figure{samples: a.lat.count()}
+	f := figure{samples: a.lat.Count()}
 	if f.samples == 0 {
 		f.none = "no requests in the window"
 		return f
@@ -82,8 +68,8 @@ func (a *latencyAcc) figure() figure {
 
 func (a *latencyAcc) result() CheckResult {
 	c := a.c
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.lat.count()}
-	if a.lat.count() == 0 {
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.lat.Count()}
+	if a.lat.Count() == 0 {
 		return noRequests(res)
 	}
 	got := c.measure(a.lat)

@@ -56,6 +56,10 @@ type JudgeOptions struct {
 	// keeps the default: a fault that never fired there is a fault that
 	// was not tested.
 	UnfiredJudged bool
+	// Each, when set, is told every request of a measured run (one with a
+	// classification) and its class, in the judge's one pass: the
+	// reports' chart series are built so (reports.SeriesBuilder).
+	Each func(r *timeline.Request, c Class)
 }
 
 // Judge judges contracts over a recorded run and, when cls is not nil,
@@ -104,6 +108,7 @@ func JudgeWith(src timeline.Source, contracts []*Contract, cls *Classification, 
 	var m *measure
 	if cls != nil {
 		m = newMeasure(head, *cls, routes)
+		m.each = opts.Each
 	}
 	err := src.EachRequest(func(r *timeline.Request) error {
 		for _, j := range js {

@@ -25,14 +25,6 @@ func TestMeasure(t *testing.T) {
 	if len(m.Faults) != 1 || m.Faults[0].On != time.Second || m.Faults[0].Off != 2*time.Second || *m.Faults[0].Hits != 10 || m.Faults[0].Open {
 		t.Errorf("faults = %+v", m.Faults)
 	}
-	s := m.Series
-	if s.Bucket != 50*time.Millisecond || s.End != 3*time.Second || len(s.Buckets) != 61 {
-		t.Fatalf("series bucket %v end %v n %d", s.Bucket, s.End, len(s.Buckets))
-	}
-	b := s.Buckets[20] // 1.00s-1.05s: requests 0..4 of the fault phase
-	if b.At != time.Second || b.Requests != 5 || b.Classes[Rejected] != 1 || b.Classes[Fallback] != 4 || b.P99 != 2*time.Millisecond {
-		t.Errorf("bucket 20 = %+v", b)
-	}
 }
 
 func TestMeasureOpenFault(t *testing.T) {
@@ -50,46 +42,16 @@ func TestMeasureOpenFault(t *testing.T) {
 	}
 }
 
-func TestBreakerBands(t *testing.T) {
-	t.Run("from state samples", func(t *testing.T) {
-		tl := newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, 2500*time.Millisecond)).tl
-		bands := Measure(tl, convCls(Classification{})).Series.Breakers
-		want := []StateSpan{{0, 1300 * time.Millisecond, "closed"}, {1300 * time.Millisecond, 2500 * time.Millisecond, "open"}, {2500 * time.Millisecond, 3 * time.Second, "closed"}}
-		if len(bands) != 1 || bands[0].Name != "db" || bands[0].From != "state samples" || !equalSpans(bands[0].Spans, want) {
-			t.Errorf("bands = %+v", bands)
-		}
-	})
-	t.Run("from the response header", func(t *testing.T) {
-		tl := newShop(10, func(phase string, i int, r *timeline.Request) {
-			normal(phase, i, r)
-			r.Headers["X-Breaker-State"] = "closed"
-			if phase == "fault" && i >= 10 {
-				r.Headers["X-Breaker-State"] = "open"
-			}
-		}).tl
-		bands := Measure(tl, convCls(Classification{})).Series.Breakers
-		if len(bands) != 1 || bands[0].From != "response header" || len(bands[0].Spans) != 3 || bands[0].Spans[1].State != "open" ||
-			bands[0].Spans[1].From != 1102*time.Millisecond || bands[0].Spans[2].From != 2001*time.Millisecond {
-			t.Errorf("bands = %+v", bands)
-		}
-	})
-	t.Run("none", func(t *testing.T) {
-		if b := Measure(newShop(10, normal).tl, convCls(Classification{})).Series.Breakers; b != nil {
-			t.Errorf("bands = %+v", b)
-		}
-	})
-}
-
-func equalSpans(a, b []StateSpan) bool {
-	if len(a) != len(b) {
-		return false
+// The breakers a run's samples state, and where from: state samples
+// first; none without either (the chart then reads the response header).
+func TestBreakerNames(t *testing.T) {
+	tl := newShop(10, normal).breaker(breakerOpen(1300*time.Millisecond, 2500*time.Millisecond)).tl
+	if names, from := BreakerNames(tl); len(names) != 1 || names[0] != "db" || from != "state samples" {
+		t.Errorf("names %q from %q", names, from)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	if names, from := BreakerNames(newShop(10, normal).tl); names != nil || from != "" {
+		t.Errorf("names %q from %q", names, from)
 	}
-	return true
 }
 
 func TestBreakerState(t *testing.T) {

@@ -118,9 +118,11 @@ func TestBreakerOpensOnMetrics(t *testing.T) {
 	if got := c.Evaluate(tl).Checks[0]; got.Outcome != Pass || got.Measured != "open 300ms after fault start" {
 		t.Fatalf("%s %q (%s)", got.Outcome, got.Measured, got.Reason)
 	}
-	m := Measure(tl, convCls(Classification{}))
-	if len(m.Series.Breakers) != 1 || m.Series.Breakers[0].From != "metric samples" || len(m.Series.Breakers[0].Spans) != 2 {
-		t.Fatalf("breaker bands %+v", m.Series.Breakers)
+	if names, from := BreakerNames(tl); len(names) != 1 || names[0] != "db" || from != "metric samples" {
+		t.Fatalf("breakers %q from %q", names, from)
+	}
+	if s := BreakerSamples(tl, "db"); len(s) == 0 || s[0].State != "closed" || s[len(s)-1].State != "open" {
+		t.Fatalf("breaker samples %+v", s)
 	}
 }
 

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -293,6 +294,31 @@ func BreakerState(data map[string]any, name string) (string, bool) {
 type StateSample struct {
 	Time  time.Time
 	State string
+}
+
+// BreakerNames returns the breakers a run's samples state, sorted, and
+// where they were read: "state samples", or failing those "metric
+// samples" (the target's *_circuit_breaker_state metric); none when
+// neither states any.
+func BreakerNames(tl *timeline.Timeline) (names []string, from string) {
+	set := map[string]bool{}
+	for _, e := range tl.Events {
+		if e.Kind != timeline.State {
+			continue
+		}
+		if bs, ok := e.Data["breakers"].(map[string]any); ok {
+			for n := range bs {
+				set[n] = true
+			}
+		}
+	}
+	if len(set) > 0 {
+		return slices.Sorted(maps.Keys(set)), "state samples"
+	}
+	if names := metricBreakerNames(tl); len(names) > 0 {
+		return names, "metric samples"
+	}
+	return nil, ""
 }
 
 // BreakerSamples returns the sampled states of the named breaker, in time

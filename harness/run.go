@@ -257,17 +257,19 @@ func verdictError(rep *reports.Report) error {
 }
 
 // ScenarioReport judges sc's contracts over a recorded run (nil when the
-// run recorded nothing) and measures the run, for the reports, in one pass
-// over its requests. runDir is the run directory as the reports name it;
+// run recorded nothing) and measures the run, for the reports and their
+// chart, in one pass over its requests. runDir is the run directory as the reports name it;
 // runErr the error the run ended with.
 func ScenarioReport(sc *plan.Scenario, src timeline.Source, runDir string, runErr error) reports.ScenarioReport {
 	rep := reports.ScenarioReport{Name: sc.Name, File: sc.File, RunDir: runDir}
 	if src != nil {
 		cls := sc.Classification()
-		verdicts, m, err := sc.Judge(src, &cls, contract.JudgeOptions{})
+		ser := reports.NewSeries(src.Head(), cls)
+		verdicts, m, err := sc.Judge(src, &cls, contract.JudgeOptions{Each: ser.Add})
 		rep.Contracts = verdicts
 		if m != nil {
 			rep.AddMeasurement(*m)
+			rep.Series = ser.Series()
 		}
 		if err != nil && runErr == nil {
 			runErr = err

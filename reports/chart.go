@@ -155,7 +155,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type chart struct {
 	b   strings.Builder
 	s   ScenarioReport
-	ser *contract.Series
+	ser *Series
 	end float64 // seconds
 	y   float64 // where the next panel starts
 }
@@ -336,7 +336,7 @@ func (c *chart) phases() {
 
 // bucketSpan is a bucket's time span in seconds; the last one ends with
 // the run.
-func (c *chart) bucketSpan(b contract.Bucket) (float64, float64) {
+func (c *chart) bucketSpan(b Bucket) (float64, float64) {
 	return sec(b.At), math.Min(sec(b.At+c.ser.Bucket), c.end)
 }
 
@@ -399,14 +399,14 @@ func (c *chart) latency() {
 	c.b.WriteString(`<g class="data">`)
 	for _, q := range []struct {
 		name  string
-		get   func(contract.Bucket) time.Duration
+		get   func(Bucket) time.Duration
 		color string
 		width float64
 	}{
-		{"p50", func(b contract.Bucket) time.Duration { return b.P50 }, p50Color, 1.2},
-		{"p99", func(b contract.Bucket) time.Duration { return b.P99 }, p99Color, 1.6},
+		{"p50", func(b Bucket) time.Duration { return b.P50 }, p50Color, 1.2},
+		{"p99", func(b Bucket) time.Duration { return b.P99 }, p99Color, 1.6},
 	} {
-		c.series(lineStyle{q.name, q.color, q.width, false}, func(b contract.Bucket) (float64, bool) {
+		c.series(lineStyle{q.name, q.color, q.width, false}, func(b Bucket) (float64, bool) {
 			return y(ms(q.get(b))), b.Requests > 0
 		}, nil)
 	}
@@ -460,7 +460,7 @@ func roundSig(v float64) float64 {
 // says a bucket has no value and, when phaseOf is given, where the phase
 // changes: then each phase's line is a path of its own, named by its
 // data-phase.
-func (c *chart) series(st lineStyle, at func(contract.Bucket) (float64, bool), phaseOf func(contract.Bucket) int) {
+func (c *chart) series(st lineStyle, at func(Bucket) (float64, bool), phaseOf func(Bucket) int) {
 	class, color := st.class, st.color
 	var d strings.Builder
 	segPhase := -1
@@ -511,7 +511,7 @@ type lineStyle struct {
 }
 
 // phaseIndex is the phase a bucket's middle falls in, -1 for none.
-func (c *chart) phaseIndex(b contract.Bucket) int {
+func (c *chart) phaseIndex(b Bucket) int {
 	t0, t1 := c.bucketSpan(b)
 	mid := (t0 + t1) / 2
 	for i, ph := range c.s.Phases {
@@ -526,14 +526,14 @@ func (c *chart) phaseIndex(b contract.Bucket) int {
 // primary or a fallback) per second, a line per phase: vegeta's rate and
 // throughput, over time.
 func (c *chart) throughput() {
-	rate := func(b contract.Bucket, n int) float64 {
+	rate := func(b Bucket, n int) float64 {
 		t0, t1 := c.bucketSpan(b)
 		if t1 <= t0 {
 			return 0
 		}
 		return float64(n) / (t1 - t0)
 	}
-	served := func(b contract.Bucket) int { return b.Classes[contract.Primary] + b.Classes[contract.Fallback] }
+	served := func(b Bucket) int { return b.Classes[contract.Primary] + b.Classes[contract.Fallback] }
 	top := 0.0
 	for _, b := range c.ser.Buckets {
 		top = math.Max(top, rate(b, b.Requests))
@@ -550,12 +550,12 @@ func (c *chart) throughput() {
 		ticks = append(ticks, v)
 	}
 	c.yAxis(p, ticks, y, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "requests/s")
-	inPhase := func(b contract.Bucket) bool { return len(c.s.Phases) == 0 || c.phaseIndex(b) >= 0 }
+	inPhase := func(b Bucket) bool { return len(c.s.Phases) == 0 || c.phaseIndex(b) >= 0 }
 	c.b.WriteString(`<g class="data">`)
 	// Served first and sent dashed over it: where all are served, both
 	// show.
-	c.series(lineStyle{"served", servedColor, 1.8, false}, func(b contract.Bucket) (float64, bool) { return y(rate(b, served(b))), inPhase(b) }, c.phaseIndex)
-	c.series(lineStyle{"sent", sentColor, 1.2, true}, func(b contract.Bucket) (float64, bool) { return y(rate(b, b.Requests)), inPhase(b) }, c.phaseIndex)
+	c.series(lineStyle{"served", servedColor, 1.8, false}, func(b Bucket) (float64, bool) { return y(rate(b, served(b))), inPhase(b) }, c.phaseIndex)
+	c.series(lineStyle{"sent", sentColor, 1.2, true}, func(b Bucket) (float64, bool) { return y(rate(b, b.Requests)), inPhase(b) }, c.phaseIndex)
 	c.b.WriteString(`</g>`)
 	c.legend(p, []legendKey{lineKey("sent", sentColor, 1.2, true), lineKey("served", servedColor, 1.8, false), faultKey()})
 	c.close(p, false)

@@ -86,14 +86,17 @@ func shopTimeline() *timeline.Timeline {
 // demoCls classifies shopTimeline's requests by the demo's headers.
 var demoCls = contract.Classification{SourceHeader: "X-Chaoskit-Source", AgeHeader: "X-Chaoskit-Age", BreakerHeader: "X-Chaoskit-Breaker"}
 
-// measure measures tl as a run's judging does.
-func measure(tl *timeline.Timeline) contract.Measurement {
+// measureInto measures tl into s as a run's judging does, the chart's
+// series included.
+func measureInto(s *ScenarioReport, tl *timeline.Timeline) {
 	cls := demoCls
-	_, m, err := contract.Judge(tl, nil, &cls)
+	ser := NewSeries(tl, cls)
+	_, m, err := contract.JudgeWith(tl, nil, &cls, contract.JudgeOptions{Each: ser.Add})
 	if err != nil {
 		panic(err)
 	}
-	return *m
+	s.AddMeasurement(*m)
+	s.Series = ser.Series()
 }
 
 // fixtureSpecs are contracts over shopTimeline: some pass, one fails, one
@@ -119,7 +122,7 @@ func fixtureReport(t testing.TB) *Report {
 		}
 		s.Contracts = append(s.Contracts, c.Evaluate(tl))
 	}
-	s.AddMeasurement(measure(tl))
+	measureInto(&s, tl)
 	s.Verdict = contract.Overall(s.Contracts, nil)
 	r := New(t0, []ScenarioReport{s})
 	r.Duration = 10*time.Second + 420*time.Millisecond

@@ -109,7 +109,7 @@ func TestChartBreakerBandFromHeaders(t *testing.T) {
 		}
 	}
 	tl.Events = kept
-	r.Scenarios[0].AddMeasurement(measure(tl))
+	measureInto(&r.Scenarios[0], tl)
 	svg, err := chartSVG(r.Scenarios[0])
 	if err != nil {
 		t.Fatal(err)
@@ -799,7 +799,7 @@ func checkReadouts(t *testing.T, s ScenarioReport, label string, readouts map[st
 	}
 	at, _ := strconv.ParseFloat(m[1], 64)
 	from, _ := strconv.ParseFloat(m[2], 64)
-	var b *contract.Bucket
+	var b *Bucket
 	for i := range s.Series.Buckets {
 		if math.Abs(s.Series.Buckets[i].At.Seconds()-from) < 1e-6 {
 			b = &s.Series.Buckets[i]

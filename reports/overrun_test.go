@@ -30,7 +30,7 @@ func TestOverrunInEveryFormat(t *testing.T) {
 		}
 		s.Contracts = append(s.Contracts, c.Evaluate(tl))
 	}
-	s.AddMeasurement(measure(tl))
+	measureInto(&s, tl)
 	s.Verdict = contract.Overall(s.Contracts, nil)
 	r := New(t0, []ScenarioReport{s})
 
