@@ -209,7 +209,7 @@ func (a *baselinedAcc) result() CheckResult {
 		if c.requests {
 			min := w.spec.MinSamples
 			if min <= 0 {
-				min = DefaultMinSamples
+				min = defaultMinSamples
 			}
 			if b.w.n < min {
 				return inconclusive(res, fmt.Sprintf("baseline(%q) rests on %d requests, fewer than min_samples %d", b.name, b.w.n, min))

@@ -30,21 +30,21 @@ var Classes = timeline.Classes
 
 // Defaults of a Classification.
 const (
-	// DefaultRejectWithin bounds the latency of a fast refusal.
-	DefaultRejectWithin = 50 * time.Millisecond
+	// defaultRejectWithin bounds the latency of a fast refusal.
+	defaultRejectWithin = 50 * time.Millisecond
 	// NoSource is the source name a service gives when nothing served.
 	NoSource = "none"
 )
 
-// DefaultPrimary are the source names that mean the primary path served:
+// defaultPrimary are the source names that mean the primary path served:
 // "primary", the word breakerimpl gives a Result its primary served
 // (breakerimpl.SourcePrimary), for a service that passes it through
 // unchanged; and the demo's names for its database and upstream service.
-var DefaultPrimary = []string{"primary", "db", "upstream"}
+var defaultPrimary = []string{"primary", "db", "upstream"}
 
-// DefaultRejectStatus are the statuses of a fast refusal: too many
+// defaultRejectStatus are the statuses of a fast refusal: too many
 // requests, service unavailable.
-var DefaultRejectStatus = []StatusRange{{429, 429}, {503, 503}}
+var defaultRejectStatus = []StatusRange{{429, 429}, {503, 503}}
 
 // StatusRange is an inclusive range of HTTP status codes; 503 is {503, 503}
 // and 5xx is {500, 599}.
@@ -107,7 +107,7 @@ type Classification struct {
 	SourceHeader string
 	SourceJSON   string
 	// Primary are the source names of the primary path; default
-	// DefaultPrimary.
+	// defaultPrimary.
 	Primary []string
 	// RejectStatus are the statuses of a refusal, default 429 and 503;
 	// RejectWithin the latency under which one counts as fast, default 50ms.
@@ -170,15 +170,15 @@ func (c *Classification) Classify(r *timeline.Request) (Class, string) {
 	}
 	within := c.RejectWithin
 	if within <= 0 {
-		within = DefaultRejectWithin
+		within = defaultRejectWithin
 	}
 	rejects := c.RejectStatus
 	if len(rejects) == 0 {
-		rejects = DefaultRejectStatus
+		rejects = defaultRejectStatus
 	}
 	primary := c.Primary
 	if len(primary) == 0 {
-		primary = DefaultPrimary
+		primary = defaultPrimary
 	}
 	switch {
 	case r.Status == 0 && isTimeout(r.Error), r.Status == 504:

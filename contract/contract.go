@@ -35,7 +35,7 @@ type Spec struct {
 	// Expect are the expectations, e.g. `status == 200 for >= 99%`.
 	Expect []string
 	// MinSamples is the fewest requests a verdict may rest on; 0 means
-	// DefaultMinSamples.
+	// defaultMinSamples.
 	MinSamples int
 	// Classify sorts requests into classes; the zero value reads the demo
 	// service's headers.
@@ -87,8 +87,8 @@ func (f Filter) String() string {
 	return strings.Join(parts, " ")
 }
 
-// DefaultMinSamples is the fewest requests a verdict rests on by default.
-const DefaultMinSamples = 50
+// defaultMinSamples is the fewest requests a verdict rests on by default.
+const defaultMinSamples = 50
 
 // Outcome is a verdict: pass, fail or inconclusive.
 type Outcome string

@@ -66,7 +66,7 @@ func (j *judged) verdict() Verdict {
 	}
 	minSamples := c.Spec.MinSamples
 	if minSamples <= 0 {
-		minSamples = DefaultMinSamples
+		minSamples = defaultMinSamples
 	}
 	var unfired []string
 	for _, f := range w.inWindow {

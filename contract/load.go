@@ -10,7 +10,7 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// MinDeliveredShare is the least share of its planned requests a phase
+// minDeliveredShare is the least share of its planned requests a phase
 // must have sent, in total and at every moment, for the contracts judging
 // it to mean anything. Below it the load generator fell behind, for
 // whatever reason: a starved machine, a rate no machine sends, every
@@ -18,7 +18,7 @@ import (
 // burst. The run did not test what the scenario says, and the verdict is
 // inconclusive, with the figure, rather than a pass or a fail the service
 // did not earn.
-const MinDeliveredShare = 0.8
+const minDeliveredShare = 0.8
 
 // shortEvent returns the PhaseEnd event of the first phase of the window
 // (every phase, for a whole-run window) that did not get its planned load,
@@ -34,7 +34,7 @@ func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 		if !ok1 || !ok2 || planned <= 0 {
 			continue
 		}
-		slack := planned - MinDeliveredShare*planned
+		slack := planned - minDeliveredShare*planned
 		if planned-sent > slack {
 			return e, true, true
 		}
@@ -46,7 +46,7 @@ func (w *window) shortEvent() (e timeline.Event, total, ok bool) {
 		sentBy, ok2 := timeline.Number(e.Data[timeline.SentBy])
 		at, ok3 := timeline.Number(e.Data[timeline.BehindAt])
 		judged := at >= float64(min(timeline.StallFrom, w.phaseLength(e.Phase))) && by >= timeline.StallMinPlanned
-		if ok1 && ok2 && ok3 && judged && by-sentBy > by-MinDeliveredShare*by {
+		if ok1 && ok2 && ok3 && judged && by-sentBy > by-minDeliveredShare*by {
 			return e, false, true
 		}
 	}

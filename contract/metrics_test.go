@@ -66,9 +66,9 @@ func TestBreakerState(t *testing.T) {
 		{map[string]any{"breakers": map[string]any{"db": map[string]any{"failures": 3.0}}}, "", false},
 		{map[string]any{}, "", false},
 	} {
-		got, ok := BreakerState(tt.data, "db")
+		got, ok := breakerState(tt.data, "db")
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("BreakerState(%v) = %q %v", tt.data, got, ok)
+			t.Errorf("breakerState(%v) = %q %v", tt.data, got, ok)
 		}
 	}
 }

@@ -20,10 +20,10 @@ import (
 
 // Defaults of status-shift findings.
 const (
-	// ShiftThreshold is the rise, in percentage points of a route's
+	// shiftThreshold is the rise, in percentage points of a route's
 	// requests, of a status class's share against the baseline phase
 	// that makes a finding.
-	ShiftThreshold = 10.0
+	shiftThreshold = 10.0
 	// MinShiftSamples is the fewest requests a route needs, both in the
 	// baseline phase and in the phase compared, for its shift to count.
 	MinShiftSamples = 20
@@ -183,7 +183,7 @@ func statusShifts(tl *timeline.Timeline, base string, before *routeTallies, duri
 			}
 			for _, c := range shiftClasses {
 				share, was := pct(d.in[c], d.n), pct(b.in[c], b.n)
-				if share-was < ShiftThreshold {
+				if share-was < shiftThreshold {
 					continue
 				}
 				f := Finding{Kind: "status_shift", Phase: p.Name, Faults: faults, Route: route, Status: c.String(), Baseline: base,
@@ -191,7 +191,7 @@ func statusShifts(tl *timeline.Timeline, base string, before *routeTallies, duri
 				f.Message = fmt.Sprintf("%s answered %s to %s (%d/%d) in %s with %s on, against %s (%d/%d) in %s: a fault may hide behind a %s status, "+
 					"which the default classification counts as primary; classify those answers with a rule, or assert status_shift(%q) <= %s",
 					route, c, formatPct(share), d.in[c], d.n, p.Name, strings.Join(faults, ", "), formatPct(was), b.in[c], b.n, base, c,
-					c.String(), formatPct(ShiftThreshold))
+					c.String(), formatPct(shiftThreshold))
 				out = append(out, f)
 			}
 		}

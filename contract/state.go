@@ -54,8 +54,8 @@ func compileIncrease(src string, m []string) (check, error) {
 	return &increaseCheck{src: src, path: m[1], op: m[2], bound: prog, text: m[3]}, nil
 }
 
-// StateValue returns the number at a dotted path in a state sample.
-func StateValue(data map[string]any, path string) (float64, bool) {
+// stateValue returns the number at a dotted path in a state sample.
+func stateValue(data map[string]any, path string) (float64, bool) {
 	var cur any = data
 	for _, part := range strings.Split(path, ".") {
 		m, ok := cur.(map[string]any)
@@ -91,7 +91,7 @@ func stateSamples(tl *timeline.Timeline, path string) []numSample {
 		if e.Kind != timeline.State {
 			continue
 		}
-		if v, ok := StateValue(e.Data, path); ok {
+		if v, ok := stateValue(e.Data, path); ok {
 			out = append(out, numSample{e.Time, v})
 		}
 	}

@@ -11,12 +11,12 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// A class "holds" from the first request that starts a run of HoldRun
+// A class "holds" from the first request that starts a run of holdRun
 // consecutive requests (in send order) of which at least HoldShare percent
 // are of that class. One stray request does not end a degradation, and one
 // lucky request does not make a recovery.
 const (
-	HoldRun   = 10
+	holdRun   = 10
 	HoldShare = 90
 )
 
@@ -47,8 +47,8 @@ func (c *timeCheck) name() string {
 const reorderWindow = 1 << 16
 
 // timeAcc finds, in send order, the first request that starts a run of
-// HoldRun requests mostly of the classes: a bounded queue puts the
-// requests in send order, a ring of HoldRun judges each run.
+// holdRun requests mostly of the classes: a bounded queue puts the
+// requests in send order, a ring of holdRun judges each run.
 type timeAcc struct {
 	c       *timeCheck
 	w       *window
@@ -57,7 +57,7 @@ type timeAcc struct {
 	from    time.Time
 	until   time.Time
 	pending sentQueue
-	ring    [HoldRun]sentReq
+	ring    [holdRun]sentReq
 	inRing  int
 	seen    int // requests taken out of the heap
 	found   bool
@@ -179,25 +179,25 @@ func (a *timeAcc) next(s sentReq) {
 		a.viol = append(a.viol, s.violation(a.w))
 		a.violAt = append(a.violAt, a.seen)
 	}
-	a.ring[a.seen%HoldRun] = s
+	a.ring[a.seen%holdRun] = s
 	a.seen++
-	if a.seen < HoldRun {
+	if a.seen < holdRun {
 		return
 	}
-	// The ring holds requests seen-HoldRun .. seen-1: does the oldest
+	// The ring holds requests seen-holdRun .. seen-1: does the oldest
 	// start a run that holds?
-	oldest := a.ring[a.seen%HoldRun]
+	oldest := a.ring[a.seen%holdRun]
 	n := 0
 	for _, q := range a.ring {
 		if q.in {
 			n++
 		}
 	}
-	need := (HoldShare*HoldRun + 99) / 100
+	need := (HoldShare*holdRun + 99) / 100
 	if oldest.in && n >= need {
 		a.found, a.at = true, oldest
 		// The evidence is what came before the run that holds.
-		for len(a.violAt) > 0 && a.violAt[len(a.violAt)-1] >= a.seen-HoldRun {
+		for len(a.violAt) > 0 && a.violAt[len(a.violAt)-1] >= a.seen-holdRun {
 			a.viol, a.violAt = a.viol[:len(a.viol)-1], a.violAt[:len(a.violAt)-1]
 		}
 	}
@@ -217,9 +217,9 @@ func (a *timeAcc) result() CheckResult {
 		res.Measured = fmt.Sprintf("never (%s did not hold in %d requests over %s)", names, res.Samples, fmtDur(a.until.Sub(a.from)))
 		res.Margin = -100
 		res.Violations = a.viol
-		if res.Samples < HoldRun {
+		if res.Samples < holdRun {
 			res.Outcome = Inconclusive
-			res.Reason = fmt.Sprintf("%d requests after the fault %s; %s needs at least %d", res.Samples, map[bool]string{true: "ended", false: "started"}[c.recover], c.name(), HoldRun)
+			res.Reason = fmt.Sprintf("%d requests after the fault %s; %s needs at least %d", res.Samples, map[bool]string{true: "ended", false: "started"}[c.recover], c.name(), holdRun)
 		}
 		return res
 	}
@@ -263,10 +263,10 @@ type breakerCheck struct {
 	wantText string
 }
 
-// BreakerState returns the state of the named breaker in a state sample:
+// breakerState returns the state of the named breaker in a state sample:
 // Data["breakers"][name]["state"] (or Data["breakers"][name] when that is
 // a string), normalised to closed, open or half-open.
-func BreakerState(data map[string]any, name string) (string, bool) {
+func breakerState(data map[string]any, name string) (string, bool) {
 	bs, ok := data["breakers"].(map[string]any)
 	if !ok {
 		return "", false
@@ -331,7 +331,7 @@ func BreakerSamples(tl *timeline.Timeline, name string) []StateSample {
 		if e.Kind != timeline.State {
 			continue
 		}
-		if s, ok := BreakerState(e.Data, name); ok {
+		if s, ok := breakerState(e.Data, name); ok {
 			out = append(out, StateSample{e.Time, s})
 		}
 	}

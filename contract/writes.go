@@ -12,8 +12,8 @@ import (
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// MaxLostWrites bounds how many lost and unknown writes a check lists.
-const MaxLostWrites = 1000
+// maxLostWrites bounds how many lost and unknown writes a check lists.
+const maxLostWrites = 1000
 
 // WriteCounts are the fates of the acknowledged writes in a window, in
 // Jepsen's terms: OK (read back and equal: Jepsen's ok), Lost (a read that
@@ -120,7 +120,7 @@ func (a *writesAcc) add(r *timeline.Request, in bool, k *classed) {
 		a.counts.Causes[cause]++
 		detail = "unknown: " + detail
 	}
-	if len(a.res.Violations) < MaxLostWrites {
+	if len(a.res.Violations) < maxLostWrites {
 		v := a.w.violation(r, k)
 		v.Detail = detail
 		a.res.Violations = append(a.res.Violations, v)

@@ -27,7 +27,7 @@ import (
 // ToolexecModule is the failpoint module failpoint-toolexec comes from;
 // ToolexecVersion is the version chaoskit pins (the one in its go.mod).
 const (
-	ToolexecPackage = "github.com/pingcap/failpoint/failpoint-toolexec"
+	toolexecPackage = "github.com/pingcap/failpoint/failpoint-toolexec"
 	ToolexecVersion = "v0.0.0-20240528011301-b51a646c7c86"
 )
 
@@ -53,8 +53,8 @@ type Options struct {
 	Log io.Writer
 }
 
-// DefaultCacheDir returns the default CacheDir.
-func DefaultCacheDir() (string, error) {
+// defaultCacheDir returns the default CacheDir.
+func defaultCacheDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
@@ -69,7 +69,7 @@ func Build(ctx context.Context, o Options) error {
 	}
 	if o.CacheDir == "" {
 		var err error
-		if o.CacheDir, err = DefaultCacheDir(); err != nil {
+		if o.CacheDir, err = defaultCacheDir(); err != nil {
 			return err
 		}
 	}
@@ -135,7 +135,7 @@ func Toolexec(ctx context.Context, cacheDir string, log io.Writer) (string, erro
 	if _, err := os.Stat(exe); err == nil {
 		return exe, nil
 	}
-	cmd := exec.CommandContext(ctx, "go", "install", ToolexecPackage+"@"+ToolexecVersion)
+	cmd := exec.CommandContext(ctx, "go", "install", toolexecPackage+"@"+ToolexecVersion)
 	cmd.Env = append(os.Environ(), "GOBIN="+bin)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -143,7 +143,7 @@ func Toolexec(ctx context.Context, cacheDir string, log io.Writer) (string, erro
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(&buf, log), io.MultiWriter(&buf, log)
 	}
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("install %s@%s: %v\n%s", ToolexecPackage, ToolexecVersion, err, strings.TrimSpace(buf.String()))
+		return "", fmt.Errorf("install %s@%s: %v\n%s", toolexecPackage, ToolexecVersion, err, strings.TrimSpace(buf.String()))
 	}
 	return exe, nil
 }

@@ -19,7 +19,7 @@ type Outcome struct {
 	Verdicts []contract.Verdict
 	Failed   []string
 	// Mix lists the classes (and fallback sources) that served at least
-	// MixShare of the requests sent while a fault was on:
+	// mixShare of the requests sent while a fault was on:
 	// "fallback:cache", "primary", "rejected".
 	Mix []string
 	// Hits counts marker hits per fault, keyed by phase and fault key
@@ -33,9 +33,9 @@ type Outcome struct {
 	Elapsed time.Duration
 }
 
-// MixShare is the least share of the faulted requests a class must serve
+// mixShare is the least share of the faulted requests a class must serve
 // to count in an outcome's mix.
-const MixShare = 0.05
+const mixShare = 0.05
 
 // Violated reports whether an invariant failed.
 func (o *Outcome) Violated() bool { return len(o.Failed) > 0 }
@@ -126,7 +126,7 @@ func Judge(sc *plan.Scenario, src timeline.Source) (*Outcome, error) {
 	return o, nil
 }
 
-// mix returns the classes serving at least MixShare of the requests sent
+// mix returns the classes serving at least mixShare of the requests sent
 // while a fault was on.
 func mix(sc *plan.Scenario, src timeline.Source) ([]string, error) {
 	spans := contract.FaultSpans(src.Head())
@@ -158,7 +158,7 @@ func mix(sc *plan.Scenario, src timeline.Source) ([]string, error) {
 	}
 	var out []string
 	for name, k := range counts {
-		if float64(k) >= MixShare*float64(n) {
+		if float64(k) >= mixShare*float64(n) {
 			out = append(out, name)
 		}
 	}

@@ -22,7 +22,7 @@ import (
 
 // Files a campaign writes to its report directory.
 const (
-	ReproducerFile = "reproducer.yaml"
+	reproducerFile = "reproducer.yaml"
 	FuzzFile       = "fuzz.json"
 	ExploreFile    = "explore.json"
 	TrialsDir      = "trials"
@@ -103,7 +103,7 @@ func (c *Campaign) trier() (tr *trials.Runner, release func(), err error) {
 		}
 		c.Self = self
 	}
-	release, err = claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), ReproducerFile, FuzzFile, ExploreFile))
+	release, err = claimReportDir(c.ReportDir, c.Tool, append(reportFilesOf([]reports.Format{reports.JSON}), reproducerFile, FuzzFile, ExploreFile))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,12 +201,12 @@ func (c *Campaign) Fuzz(ctx context.Context, cfg FuzzConfig) (*FuzzReport, error
 	// The reproducer is confirmed the way a user replays it: loaded from
 	// its file, run and judged as chaoskit run does.
 	comment := fmt.Sprintf("chaoskit fuzz found this schedule breaking %q:\nseed %d, trial %d of %s, shrunk from %d phases and %d faults in %d runs.\nReplay it with: chaoskit run %s",
-		v.Invariant, cfg.Seed, v.Trial, sc.File, len(v.Original.Phases), v.Original.Faults(), rec.Runs, ReproducerFile)
+		v.Invariant, cfg.Seed, v.Trial, sc.File, len(v.Original.Phases), v.Original.Faults(), rec.Runs, reproducerFile)
 	text, err := fuzz.Render(sc, shrunk, sc.Name+"-reproducer", comment)
 	if err != nil {
 		return rep, err
 	}
-	repro := filepath.Join(c.ReportDir, ReproducerFile)
+	repro := filepath.Join(c.ReportDir, reproducerFile)
 	if err := outdir.WriteBytes(repro, text); err != nil {
 		return rep, &runner.InfraError{Msg: "cannot write the reproducer", Err: err}
 	}

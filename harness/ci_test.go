@@ -63,8 +63,8 @@ func TestGitHubAnnotationsRankedAndCapped(t *testing.T) {
 			t.Errorf("unexpected line %q", line)
 		}
 	}
-	if annotations != MaxAnnotations || summaries != 1 {
-		t.Errorf("%d annotations and %d summary lines, want %d and 1:\n%s", annotations, summaries, MaxAnnotations, commands.String())
+	if annotations != maxAnnotations || summaries != 1 {
+		t.Errorf("%d annotations and %d summary lines, want %d and 1:\n%s", annotations, summaries, maxAnnotations, commands.String())
 	}
 	if !strings.Contains(commands.String(), "::error file=many/scenario.yaml,line=18,col=5,title=chaoskit%3A saved / cache 01%3A fail::") {
 		t.Errorf("the first failing contract is not the first annotation:\n%s", commands.String())
@@ -157,7 +157,7 @@ func TestGitLabCodeQualityReport(t *testing.T) {
 	if exitcode.Of(err) != exitcode.Fail {
 		t.Fatalf("err = %v, want exit 1", err)
 	}
-	data, err := os.ReadFile(filepath.Join(root, CodeQualityFile))
+	data, err := os.ReadFile(filepath.Join(root, codeQualityFile))
 	if err != nil {
 		t.Fatal(err)
 	}

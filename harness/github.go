@@ -14,7 +14,7 @@ import (
 
 // GitHub publishes an invocation's report the way a GitHub Actions job
 // shows results: the Markdown report appended to the step's summary; the
-// MaxAnnotations most important shortfalls as workflow commands, which
+// maxAnnotations most important shortfalls as workflow commands, which
 // GitHub shows as annotations on the contract's line of the scenario file
 // (::error for a run that broke or a contract that failed, ::warning for
 // one that was inconclusive), then one line that counts them all; and each
@@ -42,15 +42,15 @@ func GitHubFromEnv(getenv func(string) string, commands io.Writer) *GitHub {
 	return &GitHub{StepSummary: getenv("GITHUB_STEP_SUMMARY"), Commands: commands, Workspace: getenv("GITHUB_WORKSPACE")}
 }
 
-// MaxStepSummary is the most a step's summary may hold: GitHub refuses to
+// maxStepSummary is the most a step's summary may hold: GitHub refuses to
 // show a larger one at all.
-const MaxStepSummary = 1 << 20
+const maxStepSummary = 1 << 20
 
-// MaxAnnotations is how many shortfalls become annotations: GitHub shows
+// maxAnnotations is how many shortfalls become annotations: GitHub shows
 // at most 10 error and 10 warning annotations of a step, and drops the
 // rest unseen, so chaoskit picks the 10 that matter most (see Ranked) and
 // counts the others in its summary line.
-const MaxAnnotations = 10
+const maxAnnotations = 10
 
 // Publish appends rep to the step summary and writes its annotations. Only
 // a summary that cannot be written is an error; one already too full for
@@ -69,7 +69,7 @@ func (g *GitHub) Publish(rep *reports.Report) error {
 	}
 	sfs := Ranked(Shortfalls(rep))
 	for i, sf := range sfs {
-		if i == MaxAnnotations {
+		if i == maxAnnotations {
 			break
 		}
 		loc := ""
@@ -96,8 +96,8 @@ func (g *GitHub) Publish(rep *reports.Report) error {
 // and how many shortfalls were left unannotated, and where they are.
 func annotationSummary(rep *reports.Report, shortfalls int) string {
 	line := "chaoskit: " + reports.Summary(rep)
-	if shortfalls > MaxAnnotations {
-		line += fmt.Sprintf("; annotated the %d most important of %d, every one is in the step summary and %s", MaxAnnotations, shortfalls, reports.FileMarkdown)
+	if shortfalls > maxAnnotations {
+		line += fmt.Sprintf("; annotated the %d most important of %d, every one is in the step summary and %s", maxAnnotations, shortfalls, reports.FileMarkdown)
 	}
 	return line
 }
@@ -116,7 +116,7 @@ func (g *GitHub) path(file string) string {
 }
 
 // appendSummary appends rep's Markdown report to the summary file, cut at
-// a line so that the file stays within MaxStepSummary. note says what was
+// a line so that the file stays within maxStepSummary. note says what was
 // left out, when something was.
 func appendSummary(path string, rep *reports.Report) (note string, err error) {
 	var md bytes.Buffer
@@ -141,9 +141,9 @@ func appendSummary(path string, rep *reports.Report) (note string, err error) {
 		// A paragraph of its own after what the step wrote before.
 		text = append([]byte("\n"), text...)
 	}
-	room := MaxStepSummary - st.Size()
+	room := maxStepSummary - st.Size()
 	if int64(len(text)) > room {
-		note = fmt.Sprintf("the report is cut short in the step summary, which GitHub keeps to %d KiB; the whole report is %s in the report directory", MaxStepSummary>>10, reports.FileMarkdown)
+		note = fmt.Sprintf("the report is cut short in the step summary, which GitHub keeps to %d KiB; the whole report is %s in the report directory", maxStepSummary>>10, reports.FileMarkdown)
 		cut := "\n> " + strings.ToUpper(note[:1]) + note[1:] + ".\n"
 		keep := room - int64(len(cut))
 		if keep <= 0 {

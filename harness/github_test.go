@@ -110,9 +110,9 @@ func TestStepSummaryBounded(t *testing.T) {
 		before  int
 		appends bool
 	}{
-		{"room for part of the report", MaxStepSummary - 600, true},
-		{"no room", MaxStepSummary - 10, false},
-		{"full", MaxStepSummary, false},
+		{"room for part of the report", maxStepSummary - 600, true},
+		{"no room", maxStepSummary - 10, false},
+		{"full", maxStepSummary, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := twoRuns(t)
@@ -130,8 +130,8 @@ func TestStepSummaryBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(data) > MaxStepSummary {
-				t.Errorf("step summary holds %d bytes, more than %d", len(data), MaxStepSummary)
+			if len(data) > maxStepSummary {
+				t.Errorf("step summary holds %d bytes, more than %d", len(data), maxStepSummary)
 			}
 			added := string(data[len(before):])
 			switch {

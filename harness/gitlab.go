@@ -16,10 +16,10 @@ import (
 	"github.com/chaoskit/chaoskit/runner"
 )
 
-// CodeQualityFile is the Code Quality report a run writes in its report
+// codeQualityFile is the Code Quality report a run writes in its report
 // directory under GitLab CI; a job names it under artifacts:reports:
 // codequality, and GitLab shows its entries in the merge request.
-const CodeQualityFile = "gl-code-quality-report.json"
+const codeQualityFile = "gl-code-quality-report.json"
 
 // GitLab publishes an invocation's report the way a GitLab CI job shows
 // results: each scenario's progress in a collapsible section of the job
@@ -106,7 +106,7 @@ func (g *GitLab) Publish(dir string, rep *reports.Report) error {
 	if err != nil {
 		return err
 	}
-	if err := outdir.WriteBytes(filepath.Join(dir, CodeQualityFile), append(data, '\n')); err != nil {
+	if err := outdir.WriteBytes(filepath.Join(dir, codeQualityFile), append(data, '\n')); err != nil {
 		return &runner.InfraError{Msg: "cannot write the Code Quality report", Err: err}
 	}
 	return nil

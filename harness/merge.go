@@ -62,7 +62,7 @@ func Merge(dirs []string, opts RejudgeOptions) (*reports.Report, error) {
 		return nil, err
 	}
 	reports.WriteWrapped(out, fmt.Sprintf("%s (merged: %s; judged with %s)", sc.Name, strings.Join(m.Shards(), ", "), from), opts.Width)
-	rep := ScenarioReport(sc, m, runDirFrom(dir, dirs[0]), RecordedError(dirs[0], head))
+	rep := ScenarioReport(sc, m, runDirFrom(dir, dirs[0]), recordedError(dirs[0], head))
 	start, end := runSpan(head)
 	r := reports.New(start, []reports.ScenarioReport{rep})
 	r.Duration = end.Sub(start)

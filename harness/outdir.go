@@ -16,7 +16,7 @@ import (
 )
 
 // reportFiles are the files chaoskit writes in a report directory.
-var reportFiles = []string{reports.FileJSON, reports.FileJUnit, reports.FileMarkdown, reports.FileHTML, ReproducerFile, FuzzFile, ExploreFile}
+var reportFiles = []string{reports.FileJSON, reports.FileJUnit, reports.FileMarkdown, reports.FileHTML, reproducerFile, FuzzFile, ExploreFile}
 
 // claimReportDir makes dir a report directory chaoskit may write files
 // into: a run directory (chaoskit report writes next to the run's files),

@@ -76,7 +76,7 @@ func Rejudge(root string, opts RejudgeOptions) (*reports.Report, error) {
 			return nil, err
 		}
 		reports.WriteWrapped(out, fmt.Sprintf("%s (%s, judged with %s)", sc.Name, run, from), opts.Width)
-		rep := ScenarioReport(sc, src, runDirFrom(dir, run), RecordedError(run, tl))
+		rep := ScenarioReport(sc, src, runDirFrom(dir, run), recordedError(run, tl))
 		if src.Cut && rep.Error == "" {
 			rep.Error = "the request stream's last frame was cut short: the recording process died while writing it"
 		}
@@ -185,12 +185,12 @@ func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Sce
 	return nil, "", exitcode.New(exitcode.Invalid, "%s: no scenario copy (%s) in the run directory, and no bundled scenario is named %q; name the scenario file with --scenario", run, plan.CopyFile, tl.Meta.Scenario)
 }
 
-// RecordedError is the error the run in dir ended with, as its timeline
+// recordedError is the error the run in dir ended with, as its timeline
 // records it: the run_end message unless the run completed. A timeline that
 // stops short was cut by the recording process's death or by a write that
 // failed (a full disk): the run directory's marker, written in place where
 // no new file fits, tells which.
-func RecordedError(dir string, tl *timeline.Timeline) error {
+func recordedError(dir string, tl *timeline.Timeline) error {
 	if !tl.Complete {
 		if _, cause, ok := runner.RecordedOutcome(dir); ok && cause != "" {
 			return fmt.Errorf("the timeline stops short: %s", cause)

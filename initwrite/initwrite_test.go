@@ -27,8 +27,8 @@ func TestValuesFrom(t *testing.T) {
 		{"not JSON", `<html>`, "id", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ValuesFrom([]byte(tc.body), tc.param); !slices.Equal(got, tc.want) {
-				t.Errorf("ValuesFrom(%s, %s) = %q, want %q", tc.body, tc.param, got, tc.want)
+			if got := valuesFrom([]byte(tc.body), tc.param); !slices.Equal(got, tc.want) {
+				t.Errorf("valuesFrom(%s, %s) = %q, want %q", tc.body, tc.param, got, tc.want)
 			}
 		})
 	}

@@ -7,16 +7,16 @@ import (
 	"time"
 )
 
-// BaselinePhase is the name of the first phase, the one with no fault.
-const BaselinePhase = "baseline"
+// baselinePhase is the name of the first phase, the one with no fault.
+const baselinePhase = "baseline"
 
 // Bands: how far a proposed contract lets a figure move from the
 // baseline. They are wide on purpose: a proposal must hold on a healthy
 // service on a busy machine, and still catch a service that stops
 // answering.
 const (
-	// ErrorSlack is ε in "error share ≤ baseline + ε".
-	ErrorSlack = 0.02
+	// errorSlack is ε in "error share ≤ baseline + ε".
+	errorSlack = 0.02
 	// LatencyFactor and LatencySlack make the band of p99:
 	// max(k × baseline p99, baseline p99 + slack). The slack covers a
 	// stall of the machine: on a shared 2-core runner a correct service
@@ -157,7 +157,7 @@ func (d *Draft) Propose(m *Measurement) {
 // errorBound is baseline + ε as a percentage a contract can state,
 // rounded up to a tenth of a percent.
 func errorBound(share float64) string {
-	v := math.Ceil((share+ErrorSlack)*1000) / 10
+	v := math.Ceil((share+errorSlack)*1000) / 10
 	return pct(v / 100)
 }
 

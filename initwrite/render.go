@@ -10,19 +10,19 @@ import (
 	"github.com/chaoskit/chaoskit/initscan"
 )
 
-// PerRoute is the least rate each loaded route gets; MinSamples the
+// perRoute is the least rate each loaded route gets; MinSamples the
 // requests a contract's window needs (contracts' default min_samples).
 const (
-	PerRoute   = 40
+	perRoute   = 40
 	MinSamples = 50
 )
 
 // Rate is the load's rate: for each route, half as much again as puts
 // MinSamples requests in the shortest contract window (a phase less its
-// settle time), at least PerRoute; in all between 50/s and 600/s.
+// settle time), at least perRoute; in all between 50/s and 600/s.
 func (d *Draft) Rate() int {
 	window := (d.Opts.Phase - max(FaultSettle, RecoveryBound)).Seconds()
-	per := PerRoute
+	per := perRoute
 	if window > 0 {
 		per = max(per, int(math.Ceil(1.5*MinSamples/window)))
 	}
@@ -118,7 +118,7 @@ func (d *Draft) render(only *Only) []byte {
 	if only != nil && only.Phase > 0 {
 		phase = only.Phase
 	}
-	w("  - name: %s", BaselinePhase)
+	w("  - name: %s", baselinePhase)
 	w("    duration: %s", phase)
 	if only != nil {
 		return []byte(b.String())
@@ -217,7 +217,7 @@ func (d *Draft) contracts(w func(string, ...any)) {
 	w("# Contracts proposed by `chaoskit init --baseline` from its baseline run")
 	w("# (%s, run directory %s): robust bands around what", d.Measured.When.UTC().Format(time.RFC3339), d.Measured.RunDir)
 	w("# the baseline measured, none of which the baseline itself fails. Error share:")
-	w("# at most the baseline's + %s while a fault is on (after %s) and after it", pct(ErrorSlack), FaultSettle)
+	w("# at most the baseline's + %s while a fault is on (after %s) and after it", pct(errorSlack), FaultSettle)
 	w("# (after %s); p99 after a fault: below max(%d x baseline, baseline + %s);", RecoveryBound, LatencyFactor, LatencySlack)
 	w("# time to recover: below %s. They are proposals: keep those you mean.", RecoveryBound)
 	for _, s := range d.Dropped {

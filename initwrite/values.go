@@ -7,20 +7,20 @@ import (
 	"strings"
 )
 
-// MaxValues is how many example values of a parameter the load takes
+// maxValues is how many example values of a parameter the load takes
 // from a listing.
-const MaxValues = 5
+const maxValues = 5
 
 // safeValue is a value a load path can hold as it is, inside a {a|b}
 // template too.
 var safeValue = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,64}$`)
 
-// ValuesFrom reads example values of a path parameter from a listing's
+// valuesFrom reads example values of a path parameter from a listing's
 // JSON body: the elements of the top-level array (or of the first array
 // in a top-level object), their field named like the parameter (id for
 // itemID or item_id when there is no such field), or the elements
 // themselves when they are numbers or strings.
-func ValuesFrom(body []byte, param string) []string {
+func valuesFrom(body []byte, param string) []string {
 	var doc any
 	if json.Unmarshal(body, &doc) != nil {
 		return nil
@@ -46,7 +46,7 @@ func ValuesFrom(body []byte, param string) []string {
 		if ok && safeValue.MatchString(v) && !seen[v] {
 			seen[v] = true
 			out = append(out, v)
-			if len(out) == MaxValues {
+			if len(out) == maxValues {
 				break
 			}
 		}

@@ -29,9 +29,9 @@ type Config struct {
 	Progress io.Writer
 }
 
-// DiscoverPhase is how long the run that reads listings for path values
+// discoverPhase is how long the run that reads listings for path values
 // lasts.
-const DiscoverPhase = time.Second
+const discoverPhase = time.Second
 
 // Write drafts the scenario for svc, builds the service, runs the
 // baseline when asked, and writes the scenario to cfg.Out.
@@ -112,8 +112,8 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 		}
 	}
 	if len(listings) > 0 {
-		fmt.Fprintf(cfg.Progress, "init: reading example path values from %s (%s)\n", routeList(listings), DiscoverPhase)
-		runDir, err := run("discover", d.render(&Only{Name: d.Name + "-discover", Routes: listings, Phase: DiscoverPhase}))
+		fmt.Fprintf(cfg.Progress, "init: reading example path values from %s (%s)\n", routeList(listings), discoverPhase)
+		runDir, err := run("discover", d.render(&Only{Name: d.Name + "-discover", Routes: listings, Phase: discoverPhase}))
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 			}
 			values[lr] = map[string][]string{}
 			for _, p := range lr.Route.Params {
-				if vs := ValuesFrom([]byte(bodies[lr.Listing.Tag]), p); len(vs) > 0 {
+				if vs := valuesFrom([]byte(bodies[lr.Listing.Tag]), p); len(vs) > 0 {
 					values[lr][p] = vs
 					d.Discovered = append(d.Discovered, fmt.Sprintf("{%s} of GET %s: %s, read from the first answer of GET %s", p, lr.Route.Path,
 						strings.Join(vs, ", "), lr.Listing.Route.Path))
@@ -143,13 +143,13 @@ func (d *Draft) baseline(ctx context.Context, cfg Config) error {
 		d.Fill(values)
 	}
 	fmt.Fprintf(cfg.Progress, "init: running the baseline, no fault, %s at %d/s\n", d.Opts.Phase, d.Rate())
-	runDir, err := run(BaselinePhase, d.render(&Only{Name: d.Name + "-" + BaselinePhase}))
+	runDir, err := run(baselinePhase, d.render(&Only{Name: d.Name + "-" + baselinePhase}))
 	if err != nil {
 		return err
 	}
 	m := &Measurement{RunDir: runDir, When: time.Now(), Routes: map[string]*RouteStats{}}
 	if err := eachRequest(runDir, func(r request) {
-		if r.phase == BaselinePhase && len(r.tags) > 0 {
+		if r.phase == baselinePhase && len(r.tags) > 0 {
 			m.add(r.tags[0], r.status, r.latency)
 		}
 	}); err != nil {
@@ -180,13 +180,13 @@ func routeList(rs []*LoadRoute) string {
 // own baseline fails.
 func (d *Draft) checkOnBaseline(dir, runDir string) error {
 	var b strings.Builder
-	b.Write(d.render(&Only{Name: d.Name + "-" + BaselinePhase}))
+	b.Write(d.render(&Only{Name: d.Name + "-" + baselinePhase}))
 	b.WriteString("contracts:\n")
 	for i, p := range d.Proposals {
 		if !p.Bands {
 			continue
 		}
-		fmt.Fprintf(&b, "  - name: %q\n    phase: %s\n", fmt.Sprint(i), BaselinePhase)
+		fmt.Fprintf(&b, "  - name: %q\n    phase: %s\n", fmt.Sprint(i), baselinePhase)
 		if p.Settle > 0 {
 			fmt.Fprintf(&b, "    settle: %s\n", p.Settle)
 		}

@@ -126,7 +126,7 @@ type Write struct {
 	ReadHeaders map[string]string `yaml:"read_headers"`
 	// ReadWithin bounds the read-back: a read that gets no answer, or
 	// 408, 425, 429 or a 5xx, is tried again with backoff until this long
-	// after the last phase ended; default DefaultReadWithin.
+	// after the last phase ended; default defaultReadWithin.
 	ReadWithin Duration `yaml:"read_within"`
 	// Missing lists the statuses with which a read says the write is not
 	// there, so that it is lost; default 404 and 410. Any other answer but

@@ -80,7 +80,7 @@ type Proxy struct {
 
 // Defaults of dependencies.
 const (
-	DefaultDependencyReady = 30 * time.Second
+	defaultDependencyReady = 30 * time.Second
 	// PostgresUser is the user a Postgres dependency runs as under root.
 	PostgresUser = "postgres"
 	// TargetProcess is the name process faults give the target.
@@ -250,7 +250,7 @@ func (v *validator) validateDeps() {
 		}
 		v.checkNUL(at+".ready.command", d.Ready.Command...)
 		if d.Ready.Timeout == 0 {
-			d.Ready.Timeout = Duration(DefaultDependencyReady)
+			d.Ready.Timeout = Duration(defaultDependencyReady)
 		}
 		if d.StopGrace == 0 {
 			d.StopGrace = Duration(DefaultStopGrace)

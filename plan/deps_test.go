@@ -73,7 +73,7 @@ func TestProxyAndProcessFaults(t *testing.T) {
 		t.Errorf("port names %q", got)
 	}
 	db := sc.Dependencies[0]
-	if db.RunAs != PostgresUser || db.Ready.Timeout.D() != DefaultDependencyReady {
+	if db.RunAs != PostgresUser || db.Ready.Timeout.D() != defaultDependencyReady {
 		t.Errorf("postgres dependency defaults: %+v", db)
 	}
 	if p := sc.Proxies[0]; p.Listen != "127.0.0.1:{port:pg}" {

@@ -109,7 +109,7 @@ const (
 
 // Defaults of a fuzz section.
 const (
-	DefaultFuzzWarmup    = 2 * time.Second
+	defaultFuzzWarmup    = 2 * time.Second
 	DefaultFuzzRecovery  = 3 * time.Second
 	DefaultFuzzMaxFaults = 2
 )
@@ -236,7 +236,7 @@ func (v *validator) validateFuzz() {
 		return
 	}
 	if fz.Warmup == 0 {
-		fz.Warmup = Duration(DefaultFuzzWarmup)
+		fz.Warmup = Duration(defaultFuzzWarmup)
 	}
 	if fz.Recovery == 0 {
 		fz.Recovery = Duration(DefaultFuzzRecovery)

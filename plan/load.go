@@ -49,7 +49,7 @@ type Options struct {
 
 // Defaults applied to fields a scenario leaves out.
 const (
-	DefaultTimeout       = 2 * time.Second
+	defaultTimeout       = 2 * time.Second
 	DefaultWorkers       = 10
 	DefaultMaxWorkers    = 500
 	DefaultReadyPath     = "/healthz"
@@ -322,12 +322,12 @@ func decodeSafely(decode func() error) (err error) {
 	return decode()
 }
 
-// Collect expands files and directories into the scenario files they hold
-// (*.yaml and *.yml, not recursing, leaving out partials: see IsPartial),
+// collect expands files and directories into the scenario files they hold
+// (*.yaml and *.yml, not recursing, leaving out partials: see isPartial),
 // in the order given (a directory's files by name), without duplicates: a
 // user who names a.yaml before b.yaml runs a first. A file named on its own
 // is kept, partial or not.
-func Collect(paths []string) ([]string, error) {
+func collect(paths []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
@@ -363,14 +363,14 @@ func Collect(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// IsPartial says whether a file, by its name, is a partial scenario: a
+// isPartial says whether a file, by its name, is a partial scenario: a
 // file meant only to be included by others (a shared target, load or
 // contracts), which directories of scenarios skip. Its name starts with _,
 // as partials do in Sass and in static site generators: _common.yaml.
-func IsPartial(path string) bool { return strings.HasPrefix(filepath.Base(path), "_") }
+func isPartial(path string) bool { return strings.HasPrefix(filepath.Base(path), "_") }
 
-// Partials lists the partial scenario files (see IsPartial) in the
-// directories among paths, sorted: the files Collect leaves out.
+// Partials lists the partial scenario files (see isPartial) in the
+// directories among paths, sorted: the files collect leaves out.
 func Partials(paths []string) []string {
 	var out []string
 	for _, p := range paths {
@@ -393,7 +393,7 @@ func scenarioFiles(dir string) (files, partials []string, err error) {
 		if ext := filepath.Ext(e.Name()); e.IsDir() || (ext != ".yaml" && ext != ".yml") {
 			continue
 		}
-		if p := filepath.Join(dir, e.Name()); IsPartial(p) {
+		if p := filepath.Join(dir, e.Name()); isPartial(p) {
 			partials = append(partials, p)
 		} else {
 			files = append(files, p)
@@ -402,11 +402,11 @@ func scenarioFiles(dir string) (files, partials []string, err error) {
 	return files, partials, nil
 }
 
-// LoadAll loads every scenario under paths (see Collect) and reports every
+// LoadAll loads every scenario under paths (see collect) and reports every
 // problem in every file at once. Scenario names must be unique, and every
 // variable in opts.Vars must be one some scenario declares or uses.
 func LoadAll(paths []string, opts Options) ([]*Scenario, error) {
-	files, err := Collect(paths)
+	files, err := collect(paths)
 	if err != nil {
 		return nil, err
 	}
@@ -489,7 +489,7 @@ func partialHints(failed []string, loaded []*Scenario) ErrorList {
 	}
 	var out ErrorList
 	for _, f := range failed {
-		if includers := by[filepath.Clean(f)]; len(includers) > 0 && !IsPartial(f) {
+		if includers := by[filepath.Clean(f)]; len(includers) > 0 && !isPartial(f) {
 			base := filepath.Base(f)
 			out = append(out, &Error{File: f, Msg: fmt.Sprintf("%s is included by %s, and does not load as a scenario of its own", base, strings.Join(includers, ", ")),
 				Hint: fmt.Sprintf("name it _%s, and its include too: directories of scenarios skip files whose names start with _", base)})
@@ -881,7 +881,7 @@ func (v *validator) validateLoad(at string, l *Load, full bool) {
 			v.errorf(at+".rate", "add rate: 100/s", "load has no rate")
 		}
 		if l.Timeout == 0 {
-			l.Timeout = Duration(DefaultTimeout)
+			l.Timeout = Duration(defaultTimeout)
 		}
 		if l.Workers == 0 {
 			l.Workers = DefaultWorkers

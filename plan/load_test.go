@@ -130,7 +130,7 @@ func TestGoodParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.Load.Timeout.D() != DefaultTimeout || sc.Load.Requests[0].Method != "GET" || sc.Target.Hits != inject.HitsPath {
+	if sc.Load.Timeout.D() != defaultTimeout || sc.Load.Requests[0].Method != "GET" || sc.Target.Hits != inject.HitsPath {
 		t.Errorf("defaults not applied: %+v", sc.Load)
 	}
 }

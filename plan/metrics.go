@@ -9,9 +9,9 @@ import (
 	"github.com/chaoskit/chaoskit/contract"
 )
 
-// DefaultMetricsInterval is how often target.metrics is sampled when the
+// defaultMetricsInterval is how often target.metrics is sampled when the
 // scenario does not say.
-const DefaultMetricsInterval = 100 * time.Millisecond
+const defaultMetricsInterval = 100 * time.Millisecond
 
 // validateMetricsProbe checks target.metrics and fills in its default
 // interval.
@@ -24,7 +24,7 @@ func (v *validator) validateMetricsProbe(m *MetricsProbe) {
 	}
 	switch {
 	case m.Interval == 0:
-		m.Interval = Duration(DefaultMetricsInterval)
+		m.Interval = Duration(defaultMetricsInterval)
 	case m.Interval.D() < 10*time.Millisecond:
 		v.errorf("$.target.metrics.interval", "sample at most every 10ms", "metrics interval %v is too short", m.Interval.D())
 	}

@@ -26,9 +26,9 @@ func PasswordEnv(name string) string {
 	return PasswordEnvPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
-// FillPasswords replaces every password placeholder in s with its
+// fillPasswords replaces every password placeholder in s with its
 // password.
-func FillPasswords(s string, passwords map[string]string) string {
+func fillPasswords(s string, passwords map[string]string) string {
 	if !strings.Contains(s, "{password:") {
 		return s
 	}
@@ -63,7 +63,7 @@ func fillEnvWith(env map[string]string, f func(string) string) map[string]string
 // placeholders of its env filled; its command line has none (see
 // checkPasswordRefs), and the demo reads its own from the environment.
 func (t Target) WithPasswords(passwords map[string]string) Target {
-	f := func(s string) string { return FillPasswords(s, passwords) }
+	f := func(s string) string { return fillPasswords(s, passwords) }
 	if t.Command != nil {
 		c := *t.Command
 		c.Env = fillEnvWith(c.Env, f)
@@ -75,7 +75,7 @@ func (t Target) WithPasswords(passwords map[string]string) Target {
 // WithPasswords returns a copy of d with its password placeholders
 // filled.
 func (d Dependency) WithPasswords(passwords map[string]string) Dependency {
-	f := func(s string) string { return FillPasswords(s, passwords) }
+	f := func(s string) string { return fillPasswords(s, passwords) }
 	d.Ready.Command = fillAllWith(d.Ready.Command, f)
 	if d.Command != nil {
 		c := *d.Command

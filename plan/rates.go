@@ -16,19 +16,19 @@ const MaxRate = 1_000_000
 
 // checkRateScale refuses a --rate-scale factor that is not a finite number
 // above 0 (0 means unset: rates as written).
-// MinRateScale and MaxRateScale bound --rate-scale: past them a phase's
+// minRateScale and MaxRateScale bound --rate-scale: past them a phase's
 // duration or rate is no longer a number a run can keep (a 2s phase
 // scaled by 1e-300 lasts 0s).
 const (
-	MinRateScale = 1e-4
+	minRateScale = 1e-4
 	MaxRateScale = 1e6
 )
 
 func checkRateScale(f float64) *Error {
-	if f == 0 || (f >= MinRateScale && f <= MaxRateScale) {
+	if f == 0 || (f >= minRateScale && f <= MaxRateScale) {
 		return nil
 	}
-	return &Error{File: "--rate-scale", Msg: fmt.Sprintf("factor %v is not a number from %v to %v", f, MinRateScale, MaxRateScale), Hint: "give a factor such as 0.5 or 2"}
+	return &Error{File: "--rate-scale", Msg: fmt.Sprintf("factor %v is not a number from %v to %v", f, minRateScale, MaxRateScale), Hint: "give a factor such as 0.5 or 2"}
 }
 
 // peakRate returns the highest rate, in requests per second, a load asks

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// DefaultReadWithin is how long after the last phase a write's read-back
+// defaultReadWithin is how long after the last phase a write's read-back
 // may keep trying through transient failures, when the scenario does not
 // say (writes[].read_within).
-const DefaultReadWithin = 10 * time.Second
+const defaultReadWithin = 10 * time.Second
 
 // headerPlaceholder matches the placeholders of a read-back header value:
 // those of Read, and {env.NAME}.
@@ -29,7 +29,7 @@ func (w *Write) Within() time.Duration {
 	if w.ReadWithin > 0 {
 		return w.ReadWithin.D()
 	}
-	return DefaultReadWithin
+	return defaultReadWithin
 }
 
 // IsMissing reports whether a read that answered status says the write is

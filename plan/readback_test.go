@@ -29,7 +29,7 @@ func TestReadHeaders(t *testing.T) {
 	if got := w.Headers(); len(got) != 1 || got[0] != "Etag" {
 		t.Errorf("Headers = %v, want the acknowledgement header a read-back header takes", got)
 	}
-	if w.Within() != DefaultReadWithin || !w.IsMissing(404) || !w.IsMissing(410) || w.IsMissing(400) {
+	if w.Within() != defaultReadWithin || !w.IsMissing(404) || !w.IsMissing(410) || w.IsMissing(400) {
 		t.Error("defaults")
 	}
 	w.ReadWithin, w.Missing = Duration(2*time.Second), []Status{"400"}

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// MaxExpansion bounds how many values the in-turn templates of one string
+// maxExpansion bounds how many values the in-turn templates of one string
 // may walk through together.
-const MaxExpansion = 1000000
+const maxExpansion = 1000000
 
 // partKind is what one piece of a template stands for.
 type partKind int
@@ -78,8 +78,8 @@ func compileTemplate(s string) (*template, error) {
 		t.parts = append(t.parts, p)
 		last = loc[1]
 		t.size *= uint64(p.size())
-		if t.size > MaxExpansion {
-			return nil, fmt.Errorf("%q walks through more than %d values", s, MaxExpansion)
+		if t.size > maxExpansion {
+			return nil, fmt.Errorf("%q walks through more than %d values", s, maxExpansion)
 		}
 	}
 	if last < len(s) {
@@ -106,8 +106,8 @@ func parsePart(inner string) (part, bool, error) {
 		if err1 != nil || err2 != nil || hi < lo {
 			return part{}, false, fmt.Errorf("a range must go from low to high")
 		}
-		if hi-lo >= MaxExpansion {
-			return part{}, false, fmt.Errorf("a range may hold at most %d values", MaxExpansion)
+		if hi-lo >= maxExpansion {
+			return part{}, false, fmt.Errorf("a range may hold at most %d values", maxExpansion)
 		}
 		if random {
 			return part{kind: rangeRandom, lo: lo, hi: hi}, true, nil

@@ -24,7 +24,7 @@ import (
 //
 // The stream is a sequence of zstd frames (github.com/klauspost/compress),
 // each holding one CBOR-encoded block (github.com/fxamacker/cbor, RFC 8949)
-// of up to BlockRequests requests in columns: send times and latencies as
+// of up to blockRequests requests in columns: send times and latencies as
 // deltas, and every string (phases, targets, errors, header names and
 // values, tag sets) and every body as a reference into tables that each
 // block extends with the entries it introduces. A repeated string or body
@@ -34,12 +34,12 @@ import (
 // last frame cut short.
 const RequestsFile = "requests.cbor.zst"
 
-// BlockRequests is how many requests a block holds at most; a block is
+// blockRequests is how many requests a block holds at most; a block is
 // also written by Flush (the runner flushes every second). Encoding and
 // compressing a block is the recorder's longest step without a pause: at
 // 1,024 requests it is a fraction of a millisecond, short enough not to
 // keep one of a small machine's cores from the load generator for long.
-const BlockRequests = 1024
+const blockRequests = 1024
 
 // Bounds on what the tables of one run hold, so that a service answering
 // every request with a new body, a new header value or a new error (ids,
@@ -110,7 +110,7 @@ var (
 )
 
 // maxBlockBytes bounds the decoded size of one block a reader accepts:
-// above the block the writer makes with every one of its BlockRequests
+// above the block the writer makes with every one of its blockRequests
 // requests carrying a new body of MaxBody (16 MiB) and long new strings,
 // far below what a few kilobytes of zstd can expand to. A decoder would
 // otherwise buffer a string of any declared length. The CBOR decoder
@@ -246,7 +246,7 @@ func (w *RequestWriter) Add(q *Request, body []byte) error {
 	b.Body = append(b.Body, ref)
 	q.Body, q.BodySize, q.BodyHash = text, len(body), ""
 	w.n++
-	if w.n >= BlockRequests {
+	if w.n >= blockRequests {
 		return w.flush()
 	}
 	return nil
@@ -462,12 +462,12 @@ func decodeBody(e bodyEntry) decodedBody {
 // decode anywhere but at its end.
 var ErrCorrupt = errors.New("the request stream is corrupt")
 
-// ReadRequests calls fn for each request of a stream written by a
+// readRequests calls fn for each request of a stream written by a
 // RequestWriter, in the order they were added. baseURL is the run's
 // (Meta.BaseURL). A last frame cut short (a crash while writing) ends the
 // stream; cut reports it. The *Request handed to fn, and its Headers and
 // Tags, are reused and shared: fn must copy what it keeps.
-func ReadRequests(r io.Reader, baseURL string, fn func(*Request) error) (cut bool, err error) {
+func readRequests(r io.Reader, baseURL string, fn func(*Request) error) (cut bool, err error) {
 	// Decoding runs in a goroutine of its own, a block ahead of fn: on two
 	// cores, decoding and judging each get one. Three batches of a block's
 	// requests go round, so the memory stays a few blocks'.

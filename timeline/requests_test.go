@@ -72,7 +72,7 @@ func writeFrames(t *testing.T, reqs []Request, bodies [][]byte) (*bytes.Buffer, 
 func readAll(t *testing.T, data []byte) ([]Request, bool) {
 	t.Helper()
 	var got []Request
-	cut, err := ReadRequests(bytes.NewReader(data), "http://127.0.0.1:8080", func(r *Request) error {
+	cut, err := readRequests(bytes.NewReader(data), "http://127.0.0.1:8080", func(r *Request) error {
 		got = append(got, *r)
 		return nil
 	})
@@ -185,7 +185,7 @@ func TestRequestStreamCut(t *testing.T) {
 	// A corrupt frame in the middle is an error, not an end.
 	bad := bytes.Clone(data)
 	bad[len(bad)/2] ^= 0xff
-	_, err := ReadRequests(bytes.NewReader(bad), "", func(*Request) error { return nil })
+	_, err := readRequests(bytes.NewReader(bad), "", func(*Request) error { return nil })
 	if err == nil {
 		t.Fatal("a corrupt middle frame read without error")
 	}
@@ -214,7 +214,7 @@ func TestADecompressionBombIsRefusedInBoundedMemory(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	_, err := ReadRequests(bytes.NewReader(file.Bytes()), "", func(*Request) error { return nil })
+	_, err := readRequests(bytes.NewReader(file.Bytes()), "", func(*Request) error { return nil })
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrCorrupt) {

@@ -114,7 +114,7 @@ func (s *Stream) EachRequest(fn func(*Request) error) error {
 		return err
 	}
 	defer f.Close()
-	cut, err := ReadRequests(f, s.head.Meta.BaseURL, fn)
+	cut, err := readRequests(f, s.head.Meta.BaseURL, fn)
 	if err != nil {
 		if errors.Is(err, ErrCorrupt) {
 			return fmt.Errorf("%s: %w", path, err)

@@ -284,23 +284,23 @@ type Phase struct {
 // counted back from the phase's end would hold the held requests' answers
 // instead of the load the scenario describes.
 //
-// OverrunMin and OverrunShare say when a phase overran: when it ended more
-// than OverrunMin and more than OverrunShare of its planned length after
+// overrunMin and OverrunShare say when a phase overran: when it ended more
+// than overrunMin and more than OverrunShare of its planned length after
 // its planned end. Below that, the last answers of a service that is
 // merely slow (a few hundred milliseconds each) are no overrun.
 const (
-	OverrunMin   = 500 * time.Millisecond
+	overrunMin   = 500 * time.Millisecond
 	OverrunShare = 0.1
 )
 
 // Overrun is how far the phase ran past its planned length; 0 when it did
-// not overrun (see OverrunMin), or when the record holds no plan.
+// not overrun (see overrunMin), or when the record holds no plan.
 func (p Phase) Overrun() time.Duration {
 	if p.Planned <= 0 {
 		return 0
 	}
 	o := p.End.Sub(p.Start) - p.Planned
-	if o <= OverrunMin || float64(o) <= OverrunShare*float64(p.Planned) {
+	if o <= overrunMin || float64(o) <= OverrunShare*float64(p.Planned) {
 		return 0
 	}
 	return o

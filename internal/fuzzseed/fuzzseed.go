@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// CorpusDir is where a package keeps the raw seeds go-fuzz (make gofuzz)
+// corpusDir is where a package keeps the raw seeds go-fuzz (make gofuzz)
 // starts from, relative to the package.
-var CorpusDir = filepath.Join("testdata", "fuzz", "corpus")
+var corpusDir = filepath.Join("testdata", "fuzz", "corpus")
 
 // Add adds every file that matches one of the glob patterns as a seed,
-// the files of CorpusDir when no pattern is given.
+// the files of corpusDir when no pattern is given.
 func Add(f *testing.F, patterns ...string) {
 	f.Helper()
 	if len(patterns) == 0 {
-		patterns = []string{filepath.Join(CorpusDir, "*")}
+		patterns = []string{filepath.Join(corpusDir, "*")}
 	}
 	for _, p := range patterns {
 		files, err := filepath.Glob(p)

@@ -31,7 +31,7 @@ func Expect(data []byte) int {
 		}
 		return 0
 	}
-	v := c.Evaluate(Timeline())
+	v := c.Evaluate(judgedRun())
 	switch v.Outcome {
 	case contract.Pass, contract.Fail, contract.Inconclusive:
 	default:
@@ -43,10 +43,10 @@ func Expect(data []byte) int {
 	return 1
 }
 
-// Timeline is the run Expect judges: warmup, fault (the database
+// judgedRun is the run Expect judges: warmup, fault (the database
 // fault on, served from the cache, the breaker opening, an order written
 // and later read back), recovery.
-var Timeline = sync.OnceValue(func() *timeline.Timeline {
+var judgedRun = sync.OnceValue(func() *timeline.Timeline {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tl := &timeline.Timeline{Meta: timeline.Meta{Scenario: "fuzz", Start: t0}, Complete: true}
 	const point = "shop/store/productQuery"

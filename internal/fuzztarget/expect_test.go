@@ -20,14 +20,14 @@ func TestTimelineJudgesEveryForm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		if v := c.Evaluate(Timeline()); v.Outcome == contract.Inconclusive {
+		if v := c.Evaluate(judgedRun()); v.Outcome == contract.Inconclusive {
 			t.Errorf("%s: inconclusive: %s %s", src, v.Reason, v.Checks[0].Reason)
 		}
 		if Expect([]byte(src)) != 1 {
 			t.Errorf("%s: not counted as compiling", src)
 		}
 	}
-	if Expect([]byte("status == for >= 1%")) != 0 || !strings.Contains(Timeline().Requests[0].Body, "price_cents") {
+	if Expect([]byte("status == for >= 1%")) != 0 || !strings.Contains(judgedRun().Requests[0].Body, "price_cents") {
 		t.Error("a bad expectation counted as compiling")
 	}
 }
