@@ -131,20 +131,22 @@ func TestJSONPath(t *testing.T) {
 }
 
 func TestFilter(t *testing.T) {
-	f := Filter{Method: "GET", Path: "/products/*", Tag: "reads"}
+	f := Filter{Method: "GET", Path: "/products/*", Tag: "reads", Template: "product"}
 	tags := []string{"reads"}
-	if !f.Match("get", "/products/7?x=1", tags) {
+	if !f.Match("get", "/products/7?x=1", tags, "product") {
 		t.Error("should match")
 	}
 	for _, c := range []struct {
-		m, p string
-		tags []string
-	}{{"POST", "/products/7", tags}, {"GET", "/products/7/reviews", tags}, {"GET", "/products/7", nil}} {
-		if f.Match(c.m, c.p, c.tags) {
+		m, p     string
+		tags     []string
+		template string
+	}{{"POST", "/products/7", tags, "product"}, {"GET", "/products/7/reviews", tags, "product"}, {"GET", "/products/7", nil, "product"},
+		{"GET", "/products/7", tags, "other"}, {"GET", "/products/7", tags, ""}} {
+		if f.Match(c.m, c.p, c.tags, c.template) {
 			t.Errorf("%+v should not match", c)
 		}
 	}
-	if !(Filter{}).Match("PUT", "/x", nil) || (Filter{Path: "["}).Match("GET", "/x", nil) {
+	if !(Filter{}).Match("PUT", "/x", nil, "") || (Filter{Path: "["}).Match("GET", "/x", nil, "") {
 		t.Error("empty filter matches all; a bad glob matches nothing")
 	}
 }

@@ -51,11 +51,17 @@ type Filter struct {
 	Path string
 	// Tag must be one of the request's tags.
 	Tag string
+	// Template is the name of the template the request was made from.
+	Template string
 }
 
-// Match reports whether a request with this method, path and tags passes
-// the filter. A malformed Path glob matches nothing (validation reports it).
-func (f Filter) Match(method, urlPath string, tags []string) bool {
+// Match reports whether a request with this method, path, tags and
+// template name passes the filter. A malformed Path glob matches nothing
+// (validation reports it).
+func (f Filter) Match(method, urlPath string, tags []string, template string) bool {
+	if f.Template != "" && f.Template != template {
+		return false
+	}
 	if f.Method != "" && !strings.EqualFold(f.Method, method) {
 		return false
 	}

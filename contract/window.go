@@ -135,7 +135,7 @@ func (k *classed) get() (Class, string) {
 
 // selects applies the spec's request filter.
 func (w *window) selects(r *timeline.Request) bool {
-	return w.spec.Requests.Match(r.Method, requestPath(r), r.Tags)
+	return w.spec.Requests.Match(r.Method, requestPath(r), r.Tags, r.Template)
 }
 
 // requestPath is the path of a request, from its target "GET /p/7".

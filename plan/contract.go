@@ -52,15 +52,17 @@ type Contract struct {
 func (c *Contract) Compiled() *contract.Contract { return c.compiled }
 
 // RequestFilter selects requests by method, path glob (* within one
-// segment) and tag; empty fields match everything.
+// segment), tag and template name; empty fields match everything.
 type RequestFilter struct {
 	Method string `yaml:"method"`
 	Path   string `yaml:"path"`
 	Tag    string `yaml:"tag"`
+	// Template is the name of a request template (load.requests[].name).
+	Template string `yaml:"template"`
 }
 
 func (f RequestFilter) filter() contract.Filter {
-	return contract.Filter{Method: f.Method, Path: f.Path, Tag: f.Tag}
+	return contract.Filter{Method: f.Method, Path: f.Path, Tag: f.Tag, Template: f.Template}
 }
 
 // Classify says how to sort this service's requests into primary,
@@ -255,8 +257,8 @@ func (c Contract) Spec() contract.Spec {
 
 // Acknowledged reports whether a request with this method, path, tags and
 // response status is one of these writes, acknowledged.
-func (w *Write) Acknowledged(method, urlPath string, tags []string, status int) bool {
-	if !w.Requests.filter().Match(method, urlPath, tags) {
+func (w *Write) Acknowledged(method, urlPath string, tags []string, template string, status int) bool {
+	if !w.Requests.filter().Match(method, urlPath, tags, template) {
 		return false
 	}
 	if len(w.Ack) == 0 {
@@ -431,6 +433,36 @@ func (v *validator) validateFilter(at string, f RequestFilter) {
 			v.errorf(at+".path", "write a path glob such as /products/*", "bad path glob %q", f.Path)
 		}
 	}
+	if f.Template != "" {
+		names := v.templateNames()
+		if !slices.Contains(names, f.Template) {
+			hint := "name the request template: load: {requests: [{name: " + f.Template + ", path: ...}]}"
+			if len(names) > 0 {
+				hint = suggest.Hint(f.Template, names)
+			}
+			v.errorf(at+".template", hint, "no request template is named %q", f.Template)
+		}
+	}
+}
+
+// templateNames are the names of the scenario's request templates, in its
+// load and its phases' loads.
+func (v *validator) templateNames() []string {
+	var names []string
+	add := func(l *Load) {
+		for _, r := range l.Requests {
+			if r.Name != "" && !slices.Contains(names, r.Name) {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	add(&v.sc.Load)
+	for i := range v.sc.Phases {
+		if l := v.sc.Phases[i].Load; l != nil {
+			add(l)
+		}
+	}
+	return names
 }
 
 var classNames = []string{"primary", "fallback", "rejected", "error", "timeout"}

@@ -133,11 +133,11 @@ func TestWrite(t *testing.T) {
 		status       int
 		want         bool
 	}{{"POST", "/orders", 201, true}, {"POST", "/orders", 200, false}, {"POST", "/orders", 503, false}, {"GET", "/orders", 201, false}, {"POST", "/orders/1", 201, false}} {
-		if got := w.Acknowledged(tt.method, tt.path, nil, tt.status); got != tt.want {
+		if got := w.Acknowledged(tt.method, tt.path, nil, "", tt.status); got != tt.want {
 			t.Errorf("Acknowledged(%s %s %d) = %v", tt.method, tt.path, tt.status, got)
 		}
 	}
-	if !(&Write{Requests: RequestFilter{Tag: "w"}}).Acknowledged("PUT", "/x", []string{"w"}, 204) {
+	if !(&Write{Requests: RequestFilter{Tag: "w"}}).Acknowledged("PUT", "/x", []string{"w"}, "", 204) {
 		t.Error("default ack is any 2xx")
 	}
 	m, p, err := w.ReadTarget(nil, `{"id":"ab12","line":3}`)

@@ -54,6 +54,10 @@ func TestLanguageErrors(t *testing.T) {
 		{"state path", "    args: []", "    args: []\n  state: {path: state}", `state path "state" is not a path`},
 		{"override workers", "    duration: 1s\n", "    duration: 1s\n    load: {workers: 900}\n", `s.yaml:12:11: workers 900 and max_workers 500`},
 		{"unknown field in override", "    duration: 1s\n", "    duration: 1s\n    load: {rat: 5/s}\n", `s.yaml:12:12: unknown field "rat" (did you mean "rate"?)`},
+		{"template selector", "    - path: /products/{1..3}\n", "    - path: /products/{1..3}\n      name: product\n", ""},
+		{"unknown template", "    phase: fault\n", "    phase: fault\n    requests: {template: prodcut}\n", `no request template is named "prodcut" (name the request template: load: {requests: [{name: prodcut, path: ...}]})`},
+		{"template name", "    - path: /products/{1..3}\n", "    - path: /products/{1..3}\n      name: a b\n", `request name "a b" cannot be used`},
+		{"tag with a comma", "    - path: /products/{1..3}\n", "    - path: /products/{1..3}\n      tags: [\"a,b\"]\n", `tag "a,b" cannot be used`},
 		// A field of another mapping: where it belongs, never the name typed.
 		{"field of another mapping", "    duration: 1s\n", "    duration: 1s\n    settle: 1s\n", `s.yaml:12:5: unknown field "settle" ("settle" is a field of contracts[], not of this mapping)`},
 		{"field of several mappings", "    duration: 2s\n", "    duration: 2s\n    requests: {tag: x}\n", `unknown field "requests" ("requests" is a field of load, phases[].load, contracts[], writes[], not of this mapping)`},
@@ -375,6 +379,28 @@ func TestFieldHintNeverTheNameTyped(t *testing.T) {
 		got := fieldHint(tt.name, tt.here)
 		if got != tt.want && !strings.Contains(got, tt.want) || strings.Contains(got, `"`+tt.name+`"?`) {
 			t.Errorf("fieldHint(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestTemplateSelector: requests: {template: NAME} names a template of the
+// scenario's load or of a phase's, and a near miss is told the name.
+func TestTemplateSelector(t *testing.T) {
+	named := strings.Replace(good, "    - path: /products/{1..3}\n", "    - path: /products/{1..3}\n      name: product\n", 1)
+	for _, tt := range []struct{ selector, want string }{
+		{"product", ""},
+		{"prodcut", `s.yaml:21:26: no request template is named "prodcut" (did you mean "product"?)`},
+	} {
+		src := strings.Replace(named, "    phase: fault\n", "    phase: fault\n    requests: {template: "+tt.selector+"}\n", 1)
+		sc, err := Parse("s.yaml", []byte(src), demoCatalog)
+		if tt.want == "" {
+			if err != nil || sc.Contracts[0].Requests.Template != "product" {
+				t.Errorf("%s: %v", tt.selector, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %s", tt.selector, err, tt.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -951,6 +952,9 @@ func (v *validator) validatePacer(at string, p *Pacer) {
 	}
 }
 
+// templateName is what a request template's name may be.
+var templateName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
 func (v *validator) validateRequest(at string, r *RequestSpec) {
 	if r.Method == "" {
 		r.Method = "GET"
@@ -961,6 +965,14 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 	}
 	if r.Weight < 0 {
 		v.errorf(at+".weight", "", "weight %d is negative", r.Weight)
+	}
+	if r.Name != "" && !templateName.MatchString(r.Name) {
+		v.errorf(at+".name", "letters, digits, '_', '-' and '.', such as create-link", "request name %q cannot be used", r.Name)
+	}
+	for j, tag := range r.Tags {
+		if tag == "" || strings.ContainsAny(tag, ",") || strings.HasPrefix(tag, "=") {
+			v.errorf(fmt.Sprintf("%s.tags[%d]", at, j), "a tag is a word such as create: no comma, not empty, not starting with =", "tag %q cannot be used", tag)
+		}
 	}
 	if !strings.HasPrefix(r.Path, "/") {
 		v.errorf(at+".path", "paths start with /", "path %q is not absolute", r.Path)

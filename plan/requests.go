@@ -176,6 +176,9 @@ type Request struct {
 	Headers map[string]string
 	Body    []byte
 	Tags    []string
+	// Template is the name of the template the request was made from ("" when
+	// it has none).
+	Template string
 }
 
 // Target returns the request's key in a timeline, e.g. "GET /products/7".
@@ -187,6 +190,7 @@ type compiledSpec struct {
 	headers map[string]*template
 	body    *template
 	tags    []string
+	name    string
 	weight  int
 	n       uint64 // how many requests this spec has made
 	current int    // smooth weighted round-robin state
@@ -225,7 +229,7 @@ func NewGenerator(l Load, seq *atomic.Uint64) (*Generator, error) {
 	}
 	g := &Generator{seq: seq, rnd: rand.New(rand.NewPCG(seed, seed>>1|1))}
 	for _, s := range l.Requests {
-		c := &compiledSpec{method: s.Method, tags: s.Tags, weight: max(s.Weight, 1)}
+		c := &compiledSpec{method: s.Method, tags: s.Tags, name: s.Name, weight: max(s.Weight, 1)}
 		var err error
 		if c.path, err = compileTemplate(s.Path); err != nil {
 			return nil, err
@@ -267,7 +271,7 @@ func (g *Generator) Next() Request {
 	n := best.n
 	best.n++
 	seq := g.seq.Add(1)
-	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags}
+	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags, Template: best.name}
 	if b := best.body.render(n, seq, g.rnd, g.caps); b != "" {
 		r.Body = []byte(b)
 	}

@@ -215,6 +215,9 @@ type Step struct {
 // templates: {1..50} and {a|b|c} walk their values in turn, {random:1..50}
 // and {random:a|b|c} pick one at random, {seq} counts requests (1, 2, ...).
 type RequestSpec struct {
+	// Name names the template, for contracts to select its requests
+	// (requests: {template: NAME}) whatever became of them.
+	Name    string            `yaml:"name"`
 	Method  string            `yaml:"method"`
 	Path    string            `yaml:"path"`
 	Headers map[string]string `yaml:"headers"`

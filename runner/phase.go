@@ -378,27 +378,34 @@ func phaseLine(p *plan.Phase, load string, took time.Duration, st statsSnapshot,
 
 // templateMark starts the fragment of a request's target URL in which
 // the request carries what its template gave it besides method and path:
-// its tags. A fragment is never sent, yet vegeta hands the URL back in the
+// its tags and the template's name. A fragment is never sent, yet vegeta hands the URL back in the
 // request's result whatever became of it, so a request that got no
 // response (a timeout, a refused connection, a reset) keeps its tags as
 // one that got an answer does, and every window that selects them counts
 // it.
 const templateMark = "#chaoskit-template?"
 
-// withTemplate returns u with q's tags in its fragment.
+// withTemplate returns u with q's tags and template name in its fragment.
 func withTemplate(u string, q plan.Request) string {
-	if len(q.Tags) == 0 {
+	if len(q.Tags) == 0 && q.Template == "" {
 		return u
 	}
-	return u + templateMark + url.Values{"tags": {strings.Join(q.Tags, ",")}}.Encode()
+	v := url.Values{}
+	if len(q.Tags) > 0 {
+		v.Set("tags", strings.Join(q.Tags, ","))
+	}
+	if q.Template != "" {
+		v.Set("template", q.Template)
+	}
+	return u + templateMark + v.Encode()
 }
 
 // fromTemplate takes the fragment withTemplate added out of res's URL and
-// error, and returns the tags it held.
-func fromTemplate(res *vegeta.Result) []string {
+// error, and returns the tags and template name it held.
+func fromTemplate(res *vegeta.Result) (tags []string, template string) {
 	i := strings.LastIndex(res.URL, templateMark)
 	if i < 0 {
-		return nil
+		return nil, ""
 	}
 	frag := res.URL[i:]
 	res.URL = res.URL[:i]
@@ -406,10 +413,13 @@ func fromTemplate(res *vegeta.Result) []string {
 		res.Error = strings.ReplaceAll(res.Error, frag, "")
 	}
 	v, err := url.ParseQuery(frag[len(templateMark):])
-	if err != nil || v.Get("tags") == "" {
-		return nil
+	if err != nil {
+		return nil, ""
 	}
-	return strings.Split(v.Get("tags"), ",")
+	if t := v.Get("tags"); t != "" {
+		tags = strings.Split(t, ",")
+	}
+	return tags, v.Get("template")
 }
 
 // alwaysKept says which response headers every timeline keeps: Retry-After
@@ -514,7 +524,7 @@ func (r *run) flushRecord() {
 // file, and returns its class. q is the recorder's scratch request,
 // reused from one result to the next.
 func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request) timeline.Class {
-	tags := fromTemplate(res)
+	tags, template := fromTemplate(res)
 	// One numbering across the run's phases, in send order: vegeta numbers
 	// each attack's hits from 0 as it sends them, and `vegeta plot` draws
 	// one point per number, in the order of the numbers. A request's Seq on
@@ -534,7 +544,7 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 	*q = timeline.Request{
 		Seq: seq, Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
 		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
-		Latency: res.Latency, Error: res.Error, Tags: tags,
+		Latency: res.Latency, Error: res.Error, Tags: tags, Template: template,
 	}
 	for k, v := range res.Headers {
 		if len(v) > 0 && len(headers) < maxKeptHeaders && r.keep(k) {

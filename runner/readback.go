@@ -223,7 +223,7 @@ func (r *run) noteWrite(q *timeline.Request) {
 	}
 	path := strings.TrimPrefix(q.Target, q.Method+" ")
 	for j := range r.sc.Writes {
-		if !r.sc.Writes[j].Acknowledged(q.Method, path, q.Tags, q.Status) {
+		if !r.sc.Writes[j].Acknowledged(q.Method, path, q.Tags, q.Template, q.Status) {
 			continue
 		}
 		if len(r.writes) >= maxReadBacks {

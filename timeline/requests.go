@@ -81,7 +81,8 @@ type block struct {
 	Status  []int64
 	// Phase, Target, URL, Error and Tags are string references (URL 0: the
 	// base URL followed by the target's path; Tags the tags joined by
-	// commas); Headers a header-set reference (a set is name and value
+	// commas, after the template's name written =NAME when the request
+	// has one, see tagLabel); Headers a header-set reference (a set is name and value
 	// string references, alternating); Body a body reference.
 	Phase   []int64
 	Target  []int64
@@ -237,8 +238,8 @@ func (w *RequestWriter) Add(q *Request, body []byte) error {
 	b.URL = append(b.URL, url)
 	b.Error = append(b.Error, w.str(q.Error))
 	tags := int64(0)
-	if len(q.Tags) > 0 {
-		tags = w.str(strings.Join(q.Tags, ","))
+	if len(q.Tags) > 0 || q.Template != "" {
+		tags = w.str(tagLabel(q.Tags, q.Template))
 	}
 	b.Tags = append(b.Tags, tags)
 	b.Headers = append(b.Headers, w.headerSet(q.Headers))
@@ -437,7 +438,7 @@ type requestReader struct {
 	// urls and tags cache what a table string derives: a target's URL, a
 	// tag set split.
 	urls map[int64]string
-	tags map[int64][]string
+	tags map[int64]labels
 }
 
 // decodedBody is a body entry with its hash in hex.
@@ -526,7 +527,7 @@ func decodeBlocks(r io.Reader, baseURL string, get func() ([]Request, bool), put
 	defer zr.Close()
 	limit := &blockLimit{r: zr}
 	dec := cborDec.NewDecoder(limit)
-	rd := &requestReader{baseURL: baseURL, urls: map[int64]string{}, tags: map[int64][]string{}}
+	rd := &requestReader{baseURL: baseURL, urls: map[int64]string{}, tags: map[int64]labels{}}
 	var blk block
 	var q Request
 	for n := 0; ; n++ {
@@ -593,7 +594,7 @@ func (rd *requestReader) block(b *block, q *Request, fn func(*Request) error) er
 		if q.Error, err = rd.str(b, b.Error[i]); err != nil {
 			return err
 		}
-		if q.Tags, err = rd.tagList(b, b.Tags[i]); err != nil {
+		if q.Tags, q.Template, err = rd.tagList(b, b.Tags[i]); err != nil {
 			return err
 		}
 		if q.Headers, err = rd.set(b, b.Headers[i]); err != nil {
@@ -640,22 +641,50 @@ func (rd *requestReader) url(b *block, ref, targetRef int64, target string) (str
 	return rd.baseURL + requestPathOf(target), nil
 }
 
-func (rd *requestReader) tagList(b *block, ref int64) ([]string, error) {
-	if ref == 0 {
-		return nil, nil
+// tagLabel is how a request's tags and template name are stored: the
+// tags joined by commas, after the name written =NAME (a tag never starts
+// with = nor holds a comma; validation refuses them). A record written
+// before templates had names holds the tags alone, and one read by such a
+// chaoskit shows the name as a tag =NAME.
+func tagLabel(tags []string, template string) string {
+	s := strings.Join(tags, ",")
+	if template == "" {
+		return s
 	}
-	if t, ok := rd.tags[ref]; ok && ref > 0 {
-		return t, nil
+	if s == "" {
+		return "=" + template
+	}
+	return "=" + template + "," + s
+}
+
+// labels are a request's tags and template name, read back.
+type labels struct {
+	tags     []string
+	template string
+}
+
+func (rd *requestReader) tagList(b *block, ref int64) ([]string, string, error) {
+	if ref == 0 {
+		return nil, "", nil
+	}
+	if l, ok := rd.tags[ref]; ok && ref > 0 {
+		return l.tags, l.template, nil
 	}
 	s, err := rd.str(b, ref)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	t := strings.Split(s, ",")
+	var l labels
+	if rest, ok := strings.CutPrefix(s, "="); ok {
+		l.template, s, _ = strings.Cut(rest, ",")
+	}
+	if s != "" {
+		l.tags = strings.Split(s, ",")
+	}
 	if ref > 0 {
-		rd.tags[ref] = t
+		rd.tags[ref] = l
 	}
-	return t, nil
+	return l.tags, l.template, nil
 }
 
 func (rd *requestReader) headers(b *block, refs []int64) map[string]string {

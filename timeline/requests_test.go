@@ -118,6 +118,21 @@ func TestRequestStreamRoundTrip(t *testing.T) {
 		{name: "typical", n: 10_000, entries: 1 << 16},
 		{name: "tables full: strings and bodies inline", n: 3000, entries: 4},
 		{name: "a body over MaxBody keeps its size and hash", n: 50, entries: 1 << 16, edit: func(_ []Request, b [][]byte) { b[3], b[9] = big, big }},
+		{name: "template names, with tags and without", n: 100, entries: 1 << 16, edit: func(r []Request, _ [][]byte) {
+			for i := range r {
+				switch i % 3 {
+				case 0:
+					r[i].Template, r[i].Tags = "create-link", []string{"create", "write"}
+				case 1:
+					r[i].Template, r[i].Tags = "read.v2", nil
+				}
+			}
+		}},
+		{name: "template names inline", n: 100, entries: 4, edit: func(r []Request, _ [][]byte) {
+			for i := range r {
+				r[i].Template = fmt.Sprintf("t%d", i)
+			}
+		}},
 		{name: "seq with gaps", n: 100, entries: 1 << 16, edit: func(r []Request, _ [][]byte) {
 			for i := range r {
 				r[i].Seq = uint64(10 + 3*i)

@@ -71,8 +71,10 @@ type Request struct {
 	BodySize int    `json:"body_size"`
 	BodyHash string `json:"body_sha256,omitempty"`
 	Body     string `json:"body,omitempty"`
-	// Tags are labels given by the scenario's request spec.
-	Tags []string `json:"tags,omitempty"`
+	// Tags are labels given by the scenario's request spec; Template the
+	// name of that spec, when it has one.
+	Tags     []string `json:"tags,omitempty"`
+	Template string   `json:"template,omitempty"`
 }
 
 // MaxBody is the largest response body a timeline keeps verbatim; larger ones
