@@ -67,8 +67,11 @@ func (f Fault) String() string {
 }
 
 // hasProbability says whether the fault can act on a share of the
-// traffic: a proxy that is down is down for every connection.
-func (f Fault) hasProbability() bool { return !(f.Proxy != "" && f.Action == "down") && f.Process == "" }
+// traffic: a proxy that is down is down for every connection, and a
+// process is killed, paused or restarted whole.
+func (f Fault) hasProbability() bool {
+	return !(f.Proxy != "" && f.Action == "down") && f.Process == ""
+}
 
 // window returns when the fault is on, as offsets into a phase of length d.
 func (f Fault) window(d time.Duration) (on, off time.Duration) {
