@@ -47,6 +47,7 @@ func ControlHandler(token string) http.Handler {
 			http.Error(w, "the failpoint control endpoint needs the run's token (Authorization: Bearer, from "+TokenEnv+")", http.StatusUnauthorized)
 			return
 		}
+		Arm()
 		next.ServeHTTP(w, r)
 	})
 }
