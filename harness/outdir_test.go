@@ -182,3 +182,47 @@ func TestTwoWritersOfOneReportDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestAReportFileThatIsNoFileIsNeverReadOrReplaced: in a --report-dir
+// chaoskit did not make, a report.json that is a FIFO (whose open would
+// wait for a writer forever) or a link is someone else's: refused at once,
+// left in place.
+func TestAReportFileThatIsNoFileIsNeverReadOrReplaced(t *testing.T) {
+	for _, kind := range []string{"fifo", "link"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+			p := filepath.Join(dir, "report.json")
+			if kind == "fifo" {
+				if err := syscall.Mkfifo(p, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				other := filepath.Join(t.TempDir(), "report.json")
+				os.WriteFile(other, []byte(`{"schema_version":2,"verdict":"pass","scenarios":[]}`), 0o644)
+				if err := os.Symlink(other, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan error, 1)
+			go func() {
+				release, err := claimReportDir(dir, "", []string{"report.json"})
+				if err == nil {
+					release()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "report.json, which chaoskit did not write") {
+					t.Fatalf("claimReportDir = %v, want report.json refused", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("claimReportDir waited on report.json")
+			}
+			if st, err := os.Lstat(p); err != nil || st.Mode().IsRegular() {
+				t.Errorf("report.json was replaced: %v", err)
+			}
+		})
+	}
+}

@@ -259,6 +259,14 @@ func TestACopyIsDataNeverAPointer(t *testing.T) {
 			os.Remove(p)
 			os.Symlink(victim, p)
 		}, "a symbolic link"},
+		{"index is a link", func(t *testing.T, run string) {
+			p := filepath.Join(run, CopyIncludeDir, CopyIncludeIndex)
+			os.Remove(p)
+			os.Symlink(victim, p)
+		}, "a symbolic link"},
+		{"index past its bound", func(t *testing.T, run string) {
+			os.Truncate(filepath.Join(run, CopyIncludeDir, CopyIncludeIndex), maxIndex+1)
+		}, "larger than 1 MiB"},
 		{"include not saved, named absolute", func(t *testing.T, run string) {
 			text := strings.Replace(string(sc.Source), "include: common.yaml", "include: "+victim, 1)
 			os.WriteFile(filepath.Join(run, CopyFile), []byte(text), 0o644)
