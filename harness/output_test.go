@@ -152,3 +152,12 @@ func TestWriteErrorJSON(t *testing.T) {
 		})
 	}
 }
+
+// The phase lines, which stay, wrap within the width the table fits in
+// (COLUMNS, 0 for none); only the live line is cut to the terminal's own.
+func TestRunnerGetsBothWidths(t *testing.T) {
+	o := Options{Width: 0, LiveWidth: 120}
+	if ro := o.runnerOptions("dir"); ro.Width != 0 || ro.LiveWidth != 120 {
+		t.Errorf("runner widths %d (lines that stay) and %d (live line), want 0 and 120", ro.Width, ro.LiveWidth)
+	}
+}

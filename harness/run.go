@@ -33,7 +33,8 @@ type Options struct {
 	Color bool
 	Width int
 	// LiveWidth is the width of the terminal Out is, which the live line
-	// and the phase lines fit in (0: no limit).
+	// is cut to (0: no limit); the phase lines wrap within Width, as the
+	// table does.
 	LiveWidth int
 	// Mode says what the run prints as its result, and Results receives
 	// it when it is printed apart from Out (see OutputMode); the zero
@@ -74,7 +75,7 @@ func (o *Options) output() output {
 func (o *Options) out() io.Writer { return o.output().progress }
 
 func (o *Options) runnerOptions(dir string) runner.Options {
-	return runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Width: o.LiveWidth, Tool: o.Tool,
+	return runner.Options{Self: o.Self, Dir: dir, Log: o.out(), Live: o.Live && o.Mode != OutputQuiet, Width: o.Width, LiveWidth: o.LiveWidth, Tool: o.Tool,
 		StateDir: o.StateDir, RateScale: o.RateScale, Shard: o.Shard, NoFaults: o.NoFaults, FaultsOnly: o.FaultsOnly, StartAt: o.StartAt}
 }
 

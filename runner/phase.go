@@ -171,7 +171,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 					if r.opts.Overall != nil {
 						overall = r.opts.Overall(before + min(elapsed, p.Duration.D()))
 					}
-					fmt.Fprint(r.opts.Log, "\r\x1b[K"+termline.CutKeeping(line, overall, r.opts.Width))
+					fmt.Fprint(r.opts.Log, "\r\x1b[K"+termline.CutKeeping(line, overall, r.opts.LiveWidth))
 				}
 			}
 		}()

@@ -47,13 +47,15 @@ type Options struct {
 	// Live redraws a progress line on Log while a phase runs (Log is a
 	// terminal).
 	Live bool
-	// Width is the terminal's width in columns: the live line is cut to
-	// it and the phase lines wrap at spaces within it (0: no limit).
-	Width int
+	// Width is the width in columns the lines that stay (the phase lines,
+	// the notes) wrap at spaces within (0: no limit); LiveWidth is the
+	// width of the terminal Log is, which the live line is cut to (0: no
+	// limit).
+	Width, LiveWidth int
 	// Overall, when set, says where the whole invocation is, given how
 	// much of this run's planned phase time has passed ("2/10, 1m40s
 	// left"): the live line ends with it, and keeps it when it is cut to
-	// Width.
+	// LiveWidth.
 	Overall func(done time.Duration) string
 	// Tool is the version string recorded on the timeline.
 	Tool string

@@ -191,22 +191,24 @@ func runFuzz(ctx context.Context, out io.Writer, args []string, f fuzzFlags) (*h
 // progress shows a search's progress: on a terminal a bar redrawn in
 // place, otherwise one line per run.
 type progress struct {
-	out    io.Writer
-	live   bool
-	width  int
-	mu     sync.Mutex
-	start  time.Time
-	budget time.Duration
-	phase  string // "search", "shrink" or "explore"
-	runs   int
-	label  string
-	line   string
-	done   chan struct{}
-	once   sync.Once
+	out  io.Writer
+	live bool
+	// width is what the lines that stay wrap within, liveWidth what the
+	// bar is cut to (terminalWidth and liveWidth).
+	width, liveWidth int
+	mu               sync.Mutex
+	start            time.Time
+	budget           time.Duration
+	phase            string // "search", "shrink" or "explore"
+	runs             int
+	label            string
+	line             string
+	done             chan struct{}
+	once             sync.Once
 }
 
 func newProgress(out io.Writer, budget time.Duration) *progress {
-	p := &progress{out: out, live: isTerminal(out), width: liveWidth(out), start: time.Now(), budget: budget, phase: "search", done: make(chan struct{})}
+	p := &progress{out: out, live: isTerminal(out), width: terminalWidth(out), liveWidth: liveWidth(out), start: time.Now(), budget: budget, phase: "search", done: make(chan struct{})}
 	if p.live {
 		go func() {
 			t := time.NewTicker(250 * time.Millisecond)
@@ -233,7 +235,7 @@ func (p *progress) redraw() {
 	filled := min(width, int(float64(width)*elapsed.Seconds()/max(p.budget.Seconds(), 0.001)))
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
 	line := fmt.Sprintf("  %s %s %4.0fs/%.0fs  run %d  %s", p.phase, bar, elapsed.Seconds(), p.budget.Seconds(), p.runs, p.line)
-	fmt.Fprint(p.out, "\r\033[K"+termline.Cut(line, p.width))
+	fmt.Fprint(p.out, "\r\033[K"+termline.Cut(line, p.liveWidth))
 }
 
 // note prints a line that stays.

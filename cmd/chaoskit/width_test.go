@@ -146,3 +146,31 @@ func TestReportFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNotesFollowCOLUMNS: the lines a search leaves (one per run
+// off a terminal) wrap at spaces within the width COLUMNS gives, as the
+// table does, off a terminal within 120 columns, and not at all with
+// COLUMNS=0 (the bar, were there one, would still be cut to 120).
+func TestProgressNotesFollowCOLUMNS(t *testing.T) {
+	long := "run 7     1.2s  pass  " + strings.Repeat("shop/catalog.itemQuery=error ", 8)
+	for _, tc := range []struct {
+		columns string
+		fit     int // 0: the note whole on one row
+	}{{"0", 0}, {"", 120}, {"60", 60}} {
+		t.Run("COLUMNS="+tc.columns, func(t *testing.T) {
+			t.Setenv("COLUMNS", tc.columns)
+			var out bytes.Buffer
+			p := newProgress(&out, time.Second)
+			p.note(long)
+			p.stop()
+			rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			line, n := widest(out.String())
+			switch {
+			case tc.fit == 0 && len(rows) != 1:
+				t.Errorf("with COLUMNS=0 a note of %d columns took %d rows:\n%s", utf8.RuneCountInString(long), len(rows), out.String())
+			case tc.fit > 0 && (n >= tc.fit || len(rows) < 2):
+				t.Errorf("a row of %d columns (%q), %d rows: not wrapped within %d:\n%s", n, line, len(rows), tc.fit, out.String())
+			}
+		})
+	}
+}
