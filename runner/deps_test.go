@@ -21,13 +21,25 @@ import (
 
 // serveEnv makes the test binary, started by a test's run, an HTTP service
 // on the address it holds (see TestMain); exitAfterEnv makes it exit 3
-// after that long.
+// after that long; slowRestartEnv names a directory where it notes each
+// address it served, and a start on an address noted there (a restart)
+// takes a second before it listens.
 const (
-	serveEnv     = "RUNNER_TEST_SERVE"
-	exitAfterEnv = "RUNNER_TEST_EXIT_AFTER"
+	serveEnv       = "RUNNER_TEST_SERVE"
+	exitAfterEnv   = "RUNNER_TEST_EXIT_AFTER"
+	slowRestartEnv = "RUNNER_TEST_SLOW_RESTART"
 )
 
 func serveForTest(addr string) int {
+	if dir := os.Getenv(slowRestartEnv); dir != "" {
+		note := filepath.Join(dir, strings.ReplaceAll(addr, ":", "_"))
+		if _, err := os.Stat(note); err == nil {
+			time.Sleep(time.Second)
+		} else if err := os.WriteFile(note, nil, 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -178,6 +190,41 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("out", "run", DepsDir, "dep.stdout")); err != nil {
 		t.Errorf("the dependency's output is not in the run directory: %v", err)
+	}
+}
+
+// A restart that takes long holds up no fault due meanwhile on something
+// else: the proxy's fault, due while the killed target is being started
+// again, comes on before the target is back (and the restart, ready only
+// after the phase's load ended, takes the fault with it no more).
+func TestAFaultDueDuringASlowRestartComesOnAtItsTime(t *testing.T) {
+	t.Setenv(slowRestartEnv, t.TempDir())
+	res, err := depsRun(t, `      - {process: target, action: kill, after: 300ms, for: 300ms}
+      - {proxy: px, action: latency, latency: 20ms, after: 900ms, for: 300ms}`, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := timeline.Load(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pxOn, pxOff, restarted time.Time
+	for _, e := range tl.Events {
+		switch {
+		case e.Kind == timeline.FaultOn && e.Point == "proxy/px":
+			pxOn = e.Time
+		case e.Kind == timeline.FaultOff && e.Point == "proxy/px":
+			pxOff = e.Time
+		case e.Kind == timeline.Process && e.Message == "restarted":
+			restarted = e.Time
+		}
+	}
+	got := strings.Join(events(tl, timeline.FaultOn, timeline.FaultOff, timeline.Process), "\n")
+	if pxOn.IsZero() || pxOff.IsZero() || restarted.IsZero() {
+		t.Fatalf("the proxy's fault on %v, off %v; the target restarted %v; events:\n%s", pxOn, pxOff, restarted, got)
+	}
+	if !pxOn.Before(restarted) || !pxOff.Before(restarted) {
+		t.Errorf("the proxy's fault came on %v and went off %v after the target's restart:\n%s", pxOn.Sub(restarted), pxOff.Sub(restarted), got)
 	}
 }
 

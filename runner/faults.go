@@ -477,3 +477,40 @@ func schedule(p *plan.Phase) []step {
 	}
 	return out
 }
+
+// lanes splits the steps into the lanes that switch independently, each
+// in time order: a lane's step waits for the one before it, never for
+// another lane's. A process fault's end can take long (a killed process is
+// restarted and waited for until it is ready), and a fault due meanwhile on
+// something else must still come on at its time. The target's process
+// faults and the failpoints, which live in the target and answer only
+// while it runs, share one lane; each proxy and each dependency's process
+// has its own.
+func lanes(steps []step) [][]step {
+	index := map[string]int{}
+	var out [][]step
+	for _, st := range steps {
+		split := map[int][]plan.Fault{}
+		var order []int
+		for _, f := range st.faults {
+			key := f.Path
+			if f.Source().Marker || f.Process == plan.TargetProcess {
+				key = plan.TargetProcess
+			}
+			i, ok := index[key]
+			if !ok {
+				i = len(out)
+				index[key] = i
+				out = append(out, nil)
+			}
+			if _, ok := split[i]; !ok {
+				order = append(order, i)
+			}
+			split[i] = append(split[i], f)
+		}
+		for _, i := range order {
+			out[i] = append(out[i], step{at: st.at, on: st.on, faults: split[i]})
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,9 +32,13 @@ type phaseRun struct {
 	stats    phaseStats
 	// hits holds the last hit count read per failpoint, so each fault
 	// window gets the hits made while it was on.
-	hits    map[string]int64
-	hitsOK  bool
-	acks    []string
+	hits   map[string]int64
+	hitsOK bool
+	hitsMu sync.Mutex
+	// acks holds how long each fault switched on took to be acknowledged,
+	// by the moment it was due; the lanes add to it at once.
+	acks    []dueAck
+	acksMu  sync.Mutex
 	errOnce sync.Once
 	err     error
 	// delivery counts the requests by when they were sent.
@@ -100,24 +106,26 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // faults due later in the phase
-		defer wg.Done()
-		for _, st := range steps {
-			t := time.NewTimer(time.Until(ph.boundary.Add(st.at)))
-			select {
-			case <-done:
-				t.Stop()
-				return
-			case <-t.C:
+	for _, lane := range lanes(steps) {
+		wg.Add(1)
+		go func() { // faults due later in the phase, each lane on its own
+			defer wg.Done()
+			for _, st := range lane {
+				t := time.NewTimer(time.Until(ph.boundary.Add(st.at)))
+				select {
+				case <-done:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				if err := ph.apply(ctx, st); err != nil {
+					ph.fail(err)
+					atk.Stop()
+					return
+				}
 			}
-			if err := ph.apply(ctx, st); err != nil {
-				ph.fail(err)
-				atk.Stop()
-				return
-			}
-		}
-	}()
+		}()
+	}
 	if r.tgtProc != nil {
 		wg.Add(1)
 		go func() { // a crash is noticed at once; a planned kill is not one
@@ -241,7 +249,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	}
 	st := ph.stats.snapshot()
 	r.summary.addPhase(p, load, ph.boundary, end, st)
-	for _, row := range termline.Wrap(phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.acks), r.opts.Width, "      ") {
+	for _, row := range termline.Wrap(phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.ackNotes()), r.opts.Width, "      ") {
 		fmt.Fprintln(r.opts.Log, row)
 	}
 	if ph.err != nil {
@@ -309,7 +317,9 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 		if err != nil {
 			return err
 		}
-		ph.acks = append(ph.acks, fmt.Sprintf("on +%v", ack.Round(10*time.Microsecond)))
+		ph.acksMu.Lock()
+		ph.acks = append(ph.acks, dueAck{st.at, ack})
+		ph.acksMu.Unlock()
 		return nil
 	}
 	err := r.faults.disable(ph.p.Name, planned, paths(st.faults), "")
@@ -317,10 +327,30 @@ func (ph *phaseRun) apply(ctx context.Context, st step) error {
 	return err
 }
 
+// dueAck is how long a fault due at an offset into its phase took to be
+// acknowledged.
+type dueAck struct{ at, ack time.Duration }
+
+// ackNotes are the phase's acknowledgement times as its line shows them,
+// in the order the faults were due.
+func (ph *phaseRun) ackNotes() []string {
+	ph.acksMu.Lock()
+	defer ph.acksMu.Unlock()
+	sorted := slices.Clone(ph.acks)
+	slices.SortStableFunc(sorted, func(a, b dueAck) int { return cmp.Compare(a.at, b.at) })
+	out := make([]string, len(sorted))
+	for i, a := range sorted {
+		out[i] = fmt.Sprintf("on +%v", a.ack.Round(10*time.Microsecond))
+	}
+	return out
+}
+
 // readHits reads the target's hit counts and, for each fault given, records
 // the hits made since the last reading as a FaultHits event.
 func (ph *phaseRun) readHits(faults []plan.Fault) {
 	r := ph.r
+	ph.hitsMu.Lock()
+	defer ph.hitsMu.Unlock()
 	hctx, cancel := context.WithTimeout(r.controlCtx(), 2*time.Second)
 	defer cancel()
 	rep, ok, err := r.tgt.hits(hctx)

@@ -128,6 +128,39 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
+// The target's process faults and the failpoints share a lane; a proxy
+// and a dependency's process each have their own, so that a slow restart
+// holds up nothing else.
+func TestLanes(t *testing.T) {
+	d := func(s string) plan.Duration { v, _ := time.ParseDuration(s); return plan.Duration(v) }
+	p := &plan.Phase{Duration: d("4s"), Faults: []plan.Fault{
+		{Path: "process/target", Process: "target", After: d("1s"), For: d("1s")},
+		{Path: "shop/itemQuery", Point: "shop/itemQuery", After: d("2s"), For: d("1s")},
+		{Path: "proxy/px", Proxy: "px", After: d("1s"), For: d("2s")},
+		{Path: "process/dep", Process: "dep", After: d("2s")},
+	}}
+	var got []string
+	for _, lane := range lanes(schedule(p)) {
+		var ss []string
+		for _, s := range lane {
+			verb := "off"
+			if s.on {
+				verb = "on"
+			}
+			ss = append(ss, s.at.String()+" "+verb+" "+strings.Join(paths(s.faults), ","))
+		}
+		got = append(got, strings.Join(ss, "|"))
+	}
+	want := []string{
+		"1s on process/target|2s off process/target|2s on shop/itemQuery|3s off shop/itemQuery",
+		"1s on proxy/px|3s off proxy/px",
+		"2s on process/dep",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lanes\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestAckSummary(t *testing.T) {
 	var acks []time.Duration
 	for i := 1; i <= 200; i++ {
