@@ -58,7 +58,9 @@ func serveForTest(addr string) int {
 
 // depsRunScenario runs the test binary as target and dependency, with a
 // proxy between them; %s are the phase's faults and the dependency's
-// extra env.
+// extra env. A quiet phase follows: a phase ends only once the restarts it
+// began are done, so whatever a slow machine makes of a restart, the
+// restarted process serves there.
 const depsRunScenario = `name: deps-run
 target:
   command:
@@ -83,6 +85,8 @@ phases:
     duration: 1500ms
     faults:
 %[2]s
+  - name: after
+    duration: 500ms
 `
 
 func depsRun(t *testing.T, faults, depEnv string) (*Result, error) {
@@ -158,8 +162,8 @@ func TestProcessAndProxyFaultsInARun(t *testing.T) {
 			t.Errorf("no %q among the events:\n%s", want, got)
 		}
 	}
-	// Down between the kill and the restart, served before and after, on
-	// the same address.
+	// Down between the kill and the restart, served before and after (in
+	// the phase after, at the latest), on the same address.
 	var killed, back time.Time
 	for _, e := range tl.Events {
 		switch {
