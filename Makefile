@@ -174,15 +174,27 @@ fuzz-ci:
 # of its Fuzz functions runs for GOFUZZTIME from the package's
 # testdata/fuzz/corpus/FUNC, or testdata/fuzz/corpus when the package has
 # one target. Work directories (corpus, crashers) stay in
-# .cache/gofuzz; a build is reused until a Go file or go.sum changes.
+# .cache/gofuzz. go-fuzz-build uses no build cache and takes about a minute
+# a package, so its archives are kept in GOFUZZ_CACHE under a digest of the
+# Go version, go.sum and every Go file of the tree, and reused by any
+# checkout of the same sources (a fresh clone in CI among them); the last
+# three digests are kept.
+GOFUZZ_CACHE ?= $${XDG_CACHE_HOME:-$$HOME/.cache}/chaoskit/gofuzz
 gofuzz: $(BIN)/go-fuzz $(BIN)/go-fuzz-build
 	@set -e; dirs=$$(grep -rlx --include='*.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache '//go:build gofuzz' . | xargs -r grep -l '^func Fuzz' | xargs -r -n1 dirname | sort -u); \
 	[ -n "$$dirs" ] || { echo "no go-fuzz targets (files with //go:build gofuzz)" >&2; exit 1; }; \
+	digest=$$( { $(GO) version; echo '$(GOFUZZ_PRESERVE)'; cat go.sum; find . \( -path ./.cache -o -path ./out -o -path ./bin \) -prune -o -name '*.go' -type f -print | LC_ALL=C sort | xargs sha256sum; } | sha256sum | cut -c1-20); \
+	zips=$(GOFUZZ_CACHE)/$$digest; mkdir -p $$zips; touch $$zips; \
+	ls -1dt $(GOFUZZ_CACHE)/*/ | tail -n +4 | xargs -r rm -rf; \
 	for dir in $$dirs; do \
 		pkg=$$(cd $$dir && $(GO) list .); work=$(CACHE)/gofuzz/$$(echo $$pkg | tr / _); mkdir -p $$work; \
-		if [ ! -f $$work/fuzz.zip ] || [ -n "$$(find . -name '*.go' -newer $$work/fuzz.zip -print -quit)" ] || [ go.sum -nt $$work/fuzz.zip ]; then \
+		zip=$$zips/$$(echo $$pkg | tr / _).zip; \
+		if [ -f $$zip ]; then \
+			echo "== go-fuzz-build $$pkg: reused ($$zip)"; cp $$zip $$work/fuzz.zip; \
+		else \
 			echo "== go-fuzz-build $$pkg"; \
 			$(BIN)/go-fuzz-build -preserve $(GOFUZZ_PRESERVE) -o $$work/fuzz.zip $$pkg; \
+			cp $$work/fuzz.zip $$zip.tmp$$$$ && mv $$zip.tmp$$$$ $$zip; \
 		fi; \
 		for fn in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*(data \[\]byte) int' $$(grep -lx '//go:build gofuzz' $$dir/*.go) | sed 's/^func \([A-Za-z0-9_]*\).*/\1/'); do \
 			fw=$$work/$$fn; mkdir -p $$fw/corpus; \
