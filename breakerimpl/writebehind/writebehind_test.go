@@ -92,7 +92,7 @@ func TestReplayInOrderOncePerKey(t *testing.T) {
 	if got := st.stored(); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Fatalf("stored %v, want a b c", got)
 	}
-	if tried := slices.Compact(slices.Clone(st.applied)); !slices.Equal(tried, []string{"a", "b", "c"}) || len(st.applied) < 5 {
+	if tried := slices.Compact(slices.Clone(st.applied)); !slices.Equal(tried, []string{"a", "b", "c"}) || len(st.applied) < 4 {
 		t.Fatalf("applied %v; want a tried until the store took it, then b, then c", st.applied)
 	}
 	if s := q.Snapshot(); s.Pending != 0 || s.Accepted != 3 || s.Replayed != 3 {
