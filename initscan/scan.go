@@ -49,7 +49,7 @@ func Scan(ctx context.Context, dir, pattern string) (*Service, error) {
 	mod := root.Module
 	var local []string
 	packages.Visit([]*packages.Package{root}, nil, func(p *packages.Package) {
-		if p.Module != nil && p.Module.Path == mod.Path {
+		if ownCode(p.Module, mod) {
 			local = append(local, p.PkgPath)
 		}
 	})
@@ -62,7 +62,7 @@ func Scan(ctx context.Context, dir, pattern string) (*Service, error) {
 	var errs []string
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		for _, e := range p.Errors {
-			if p.Module != nil && p.Module.Path == mod.Path {
+			if ownCode(p.Module, mod) {
 				errs = append(errs, e.Error())
 			}
 		}
@@ -459,6 +459,29 @@ func (s *scanner) flagOrigin(call *ast.CallExpr, nameAt, defAt int) *Origin {
 		}
 	}
 	return o
+}
+
+// injectModule is the module of chaoskit's fault points, which a service
+// imports and a service beside chaoskit's source replaces with a directory.
+const injectModule = "github.com/chaoskit/chaoskit/inject"
+
+// ownCode says whether a package of module m is the service's own code:
+// its module, or a module its go.mod replaces with a directory (a library
+// kept beside the service, as breakerimpl is beside the demo), whose
+// routes and calls the service serves as its own. A module from the
+// module cache is someone else's and is not read.
+func ownCode(m, service *packages.Module) bool {
+	if m == nil {
+		return false
+	}
+	if m.Path == service.Path {
+		return true
+	}
+	if m.Path == injectModule {
+		return false // chaoskit's control of fault points, not the service's code
+	}
+	r := m.Replace
+	return r != nil && r.Version == "" && (filepath.IsAbs(r.Path) || strings.HasPrefix(r.Path, "./") || strings.HasPrefix(r.Path, "../"))
 }
 
 // inModule says whether obj is declared in one of the loaded packages.

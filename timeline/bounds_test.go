@@ -66,7 +66,10 @@ func TestReadBackBounds(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Load = %v, want %q", err, tt.want)
 			}
-			if d := time.Since(start); d > 5*time.Second {
+			// A reader that hangs never gets here (go test's timeout ends it);
+			// the bound catches one that reads far past the limit. Counting
+			// 32 Mi lines takes 5 s under -race on a busy 2-core machine.
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("took %v to refuse", d)
 			}
 			if tt.name == "the timeline a link" || tt.name == "the request stream a link" {
