@@ -172,6 +172,13 @@ func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Sce
 		if errors.Is(err, outdir.ErrNotRecorded) {
 			return nil, "", exitcode.New(exitcode.Invalid, "%s: %v; judge the run with --scenario FILE", run, err)
 		}
+		if err == nil && tl.Meta.ScenarioSHA256 != "" && tl.Meta.File != "" {
+			// The copy holds the bytes of the file the run was made from
+			// (its hash says so): positions name that file, as the run's
+			// did, so that an annotation lands on the line in the user's
+			// tree. The name is a label; the file is never opened.
+			sc.File = tl.Meta.File
+		}
 		return sc, copyPath, err
 	}
 	scs, err := plan.Bundled(opts)
