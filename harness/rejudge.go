@@ -177,6 +177,11 @@ func findScenario(run string, tl *timeline.Timeline, override string) (*plan.Sce
 			// (its hash says so): positions name that file, as the run's
 			// did, so that an annotation lands on the line in the user's
 			// tree. The name is a label; the file is never opened.
+			for i := range sc.Contracts {
+				if p := &sc.Contracts[i].Position; p.File == copyPath {
+					p.File = tl.Meta.File
+				}
+			}
 			sc.File = tl.Meta.File
 		}
 		return sc, copyPath, err
