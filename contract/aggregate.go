@@ -74,7 +74,7 @@ func (a *latencyAcc) result() CheckResult {
 	}
 	got := c.measure(a.lat)
 	res.Measured = fmtDur(got)
-	res.Margin = margin(float64(got), c.op, float64(c.want))
+	res.measured(float64(got), c.op, float64(c.want), unitNanos)
 	res.Outcome = outcome(compare(float64(got), c.op, float64(c.want)))
 	if res.Outcome == Fail {
 		// The evidence: the requests on the wrong side of the threshold.
@@ -126,7 +126,7 @@ func (a *rateAcc) result() CheckResult {
 	c := a.c
 	f := a.figure()
 	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.n, Measured: f.shown}
-	res.Margin = margin(f.v, c.op, c.want)
+	res.measured(f.v, c.op, c.want, map[bool]string{true: "", false: UnitCount}[c.what == "rps"])
 	res.Outcome = outcome(compare(f.v, c.op, c.want))
 	return res
 }
@@ -199,7 +199,7 @@ func (a *shareAcc) result() CheckResult {
 	share := 100 * float64(a.in) / float64(a.n)
 	res.Matched = a.in
 	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), a.in, a.n)
-	res.Margin = margin(share, c.op, c.want)
+	res.measured(share, c.op, c.want, UnitPercent)
 	res.Outcome = outcome(compare(share, c.op, c.want))
 	if res.Outcome != Pass {
 		res.Violations = a.viol
@@ -289,7 +289,7 @@ func (a *staleAcc) result() CheckResult {
 		return res
 	}
 	res.Measured = fmt.Sprintf("%s oldest of %d copies", fmtDur(a.oldest), res.Samples)
-	res.Margin = margin(float64(a.oldest), c.op, float64(c.want))
+	res.measured(float64(a.oldest), c.op, float64(c.want), unitNanos)
 	res.Outcome = outcome(compare(float64(a.oldest), c.op, float64(c.want)))
 	return res
 }

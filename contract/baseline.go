@@ -243,7 +243,7 @@ func (a *baselinedAcc) result() CheckResult {
 	}
 	res.Measured = f.shown + " (" + strings.Join(shown, ", ") + ")"
 	res.Matched = f.matched
-	res.Margin = margin(f.v, c.op, bound)
+	res.measured(f.v, c.op, bound, c.u.figureUnit())
 	res.Outcome = outcome(compare(f.v, c.op, bound))
 	if res.Outcome == Fail {
 		res.Violations = f.viol
@@ -263,6 +263,19 @@ func (u unit) format(v float64) string {
 		return fmtNum(v) + "%"
 	}
 	return fmtNum(v)
+}
+
+// figureUnit is the unit of CheckResult.measured a figure in u is given in.
+func (u unit) figureUnit() string {
+	switch u {
+	case unitDur:
+		return unitNanos
+	case unitSec:
+		return UnitSeconds
+	case unitPct:
+		return UnitPercent
+	}
+	return ""
 }
 
 // phaseWindow is the window of the whole named phase, with w's request

@@ -153,7 +153,46 @@ type CheckResult struct {
 	// Writes are the fates of the window's acknowledged writes, for
 	// lost_writes.
 	Writes *WriteCounts `json:"writes,omitempty"`
+	// Value is the check's figure as a number, when it measures one: a
+	// duration in seconds, a share in percent, a count, or a plain number
+	// (a probe's, a metric expression's). Unit says which (UnitSeconds,
+	// UnitPercent, UnitCount, or empty), Worse which way of it the
+	// threshold forbids: "higher" for < and <=, "lower" for > and >=,
+	// empty for == and !=. Builds are compared on it (package diff).
+	Value *float64 `json:"value,omitempty"`
+	Unit  string   `json:"unit,omitempty"`
+	Worse string   `json:"worse,omitempty"`
 }
+
+// The units of CheckResult.Value.
+const (
+	UnitSeconds = "s"
+	UnitPercent = "%"
+	UnitCount   = "count"
+)
+
+// measured sets the check's figure: got against want by op gives Margin;
+// Value is got in unit (a duration in nanoseconds is given as unitNanos
+// and kept in seconds).
+func (r *CheckResult) measured(got float64, op string, want float64, unit string) {
+	r.Margin = margin(got, op, want)
+	v := got
+	if unit == unitNanos {
+		v, unit = got/1e9, UnitSeconds
+	}
+	r.Value, r.Unit = &v, unit
+	switch op {
+	case "<", "<=":
+		r.Worse = "higher"
+	case ">", ">=":
+		r.Worse = "lower"
+	default:
+		r.Worse = ""
+	}
+}
+
+// unitNanos marks a figure given to measured in nanoseconds.
+const unitNanos = "ns"
 
 // Violation is one request that broke an expectation.
 type Violation struct {

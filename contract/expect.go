@@ -344,7 +344,7 @@ func (a *quantifiedAcc) result() CheckResult {
 	}
 	share := 100 * float64(res.Matched) / float64(res.Samples)
 	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), res.Matched, res.Samples)
-	res.Margin = margin(share, c.op, c.percent)
+	res.measured(share, c.op, c.percent, UnitPercent)
 	res.Outcome = outcome(compare(share, c.op, c.percent))
 	return res
 }

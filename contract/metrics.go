@@ -18,6 +18,9 @@ type Measurement struct {
 	// Findings are what the run showed that no contract asked about
 	// (see StatusShifts).
 	Findings []Finding `json:"findings,omitempty"`
+	// Bills are what each fault cost the users, in the order the faults
+	// went on (see Bill).
+	Bills []Bill `json:"bills,omitempty"`
 }
 
 // PhaseMetrics summarises one phase.
@@ -39,6 +42,18 @@ type PhaseMetrics struct {
 	// no response).
 	Classes  map[Class]int  `json:"classes"`
 	Statuses map[string]int `json:"statuses"`
+	// Breakers are the sampled breakers' time open and state changes in
+	// the phase, by name; empty when the run sampled no breaker state.
+	Breakers []BreakerTime `json:"breakers,omitempty"`
+}
+
+// BreakerTime is one breaker in one phase: how long it was sampled open
+// (each sample's state held until the next sample) and how often its
+// sampled state changed.
+type BreakerTime struct {
+	Name        string        `json:"name"`
+	Open        time.Duration `json:"open_ns"`
+	Transitions int           `json:"transitions"`
 }
 
 // FaultTiming is one fault switched on and off.
@@ -75,6 +90,8 @@ type measure struct {
 	routes  *routeCache
 	// each is told every request and its class (JudgeOptions.Each).
 	each func(*timeline.Request, Class)
+	// bills are the faults' bills (see Bill).
+	bills []*billAcc
 	// other is a class outside Classes a rule gave, counted in the last
 	// place of the class arrays (rules give only Classes; this is a guard).
 	other Class
@@ -161,6 +178,7 @@ func newMeasure(tl *timeline.Timeline, cls Classification, routes *routeCache) *
 		ms.during[p] = newRouteTallies(shiftClasses, routes)
 	}
 	ms.ages = &ageTallies{byRoute: map[string]*ageTally{}}
+	ms.bills = newBills(tl, ms.spans)
 	return ms
 }
 
@@ -183,6 +201,9 @@ func (ms *measure) add(r *timeline.Request) {
 	}
 	if ms.each != nil {
 		ms.each(r, c)
+	}
+	for _, b := range ms.bills {
+		b.add(r, c, &ms.cls)
 	}
 	route := ms.routes.route(r)
 	if ms.hasBase && r.Phase == ms.base {
@@ -242,5 +263,15 @@ func (ms *measure) result() *Measurement {
 			m.Findings = append(m.Findings, overrunFinding(p, pm.Overrun, pm.Max))
 		}
 	}
+	var base *latencies
+	if ms.hasBase {
+		if pa := ms.phases[ms.base]; pa != nil {
+			base = pa.lat
+		}
+	}
+	for _, b := range ms.bills {
+		m.Bills = append(m.Bills, b.result(base))
+	}
+	breakerTimes(ms.tl, m.Phases)
 	return m
 }

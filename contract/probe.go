@@ -166,13 +166,14 @@ func (a *probeAcc) result() CheckResult {
 		last = s
 		if compare(s.Value, c.op, bound) {
 			res.Measured = fmt.Sprintf("%s at +%s after the window", fmtNum(s.Value), fmtDur(s.Time.Sub(w.end)))
-			res.Outcome, res.Margin = Pass, margin(s.Value, c.op, bound)
+			res.Outcome = Pass
+			res.measured(s.Value, c.op, bound, "")
 			return res
 		}
 	}
 	if last != nil {
 		res.Measured = fmt.Sprintf("%s at +%s after the window", fmtNum(last.Value), fmtDur(last.Time.Sub(w.end)))
-		res.Margin = margin(last.Value, c.op, bound)
+		res.measured(last.Value, c.op, bound, "")
 	}
 	switch {
 	case unknown != "":

@@ -379,7 +379,7 @@ func (c *metricCheck) evaluate(w *window) CheckResult {
 	res.Measured = f.shown
 	res.Matched = f.matched
 	res.Outcome = outcome(compare(f.v, c.op, bound))
-	res.Margin = margin(f.v, c.op, bound)
+	res.measured(f.v, c.op, bound, "")
 	return res
 }
 
@@ -540,7 +540,7 @@ func (c *quantileCheck) evaluate(w *window) CheckResult {
 	}
 	res.Measured = f.shown
 	res.Outcome = outcome(compare(f.v, c.op, c.want))
-	res.Margin = margin(f.v, c.op, c.want)
+	res.measured(f.v, c.op, c.want, "")
 	return res
 }
 

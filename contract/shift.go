@@ -329,7 +329,7 @@ func (a *shiftAcc) result() CheckResult {
 	d, b := a.during.m[worst], a.before.m[worst]
 	res.Measured = fmt.Sprintf("%+.4g points: %s %s %s (%d/%d), %s in %s", rise, worst, c.status, formatPct(pct(d.in[c.status], d.n)),
 		d.in[c.status], d.n, formatPct(pct(b.in[c.status], b.n)), a.base.Name)
-	res.Margin = margin(rise, c.op, c.want)
+	res.measured(rise, c.op, c.want, UnitPercent)
 	res.Outcome = outcome(compare(rise, c.op, c.want))
 	if res.Outcome == Fail {
 		res.Violations = a.viol[worst]

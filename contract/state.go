@@ -150,7 +150,7 @@ func (c *increaseCheck) judge(w *window) CheckResult {
 	res.Measured = fmt.Sprintf("%s (from %s to %s over %s, %d requests)", fmtNum(inc), fmtNum(first.v), fmtNum(last.v), fmtDur(last.t.Sub(first.t)), w.n)
 	ok := compare(inc, c.op, bound)
 	res.Outcome = outcome(ok)
-	res.Margin = margin(inc, c.op, bound)
+	res.measured(inc, c.op, bound, "")
 	return res
 }
 

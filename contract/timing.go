@@ -225,7 +225,7 @@ func (a *timeAcc) result() CheckResult {
 	}
 	got := a.at.t.Sub(a.from)
 	res.Measured = fmtDur(got)
-	res.Margin = margin(float64(got), c.op, float64(c.want))
+	res.measured(float64(got), c.op, float64(c.want), unitNanos)
 	res.Outcome = outcome(compare(float64(got), c.op, float64(c.want)))
 	if res.Outcome == Fail {
 		res.Violations = a.viol

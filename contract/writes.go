@@ -151,6 +151,7 @@ func (a *writesAcc) result() CheckResult {
 	// verdict is decided only when both ends agree.
 	lo, hi := float64(n.Lost), float64(n.Lost+n.Unknown)
 	okLo, okHi := compare(lo, c.op, c.want), compare(hi, c.op, c.want)
+	res.measured(lo, c.op, c.want, UnitCount)
 	res.Margin = margin(hi, c.op, c.want)
 	switch {
 	case okLo && okHi:

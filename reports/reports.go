@@ -50,13 +50,15 @@ type ScenarioReport struct {
 	// Findings are what the run showed that no contract asked about: a
 	// status class that shifted under a fault (contract.StatusShifts).
 	Findings []contract.Finding `json:"findings,omitempty"`
+	// Bills are what each fault cost the users (contract.Bill).
+	Bills []contract.Bill `json:"bills,omitempty"`
 	// Series feeds the HTML chart (NewSeries); report.json leaves it out.
 	Series *Series `json:"-"`
 }
 
 // AddMeasurement adds a run's figures to the scenario report.
 func (s *ScenarioReport) AddMeasurement(m contract.Measurement) {
-	s.Start, s.Phases, s.Faults, s.Findings = m.Start, m.Phases, m.Faults, m.Findings
+	s.Start, s.Phases, s.Faults, s.Findings, s.Bills = m.Start, m.Phases, m.Faults, m.Findings, m.Bills
 }
 
 // New folds scenario reports into a Report.

@@ -1,0 +1,160 @@
+package diff
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+)
+
+// run makes a run of scenario "s" with one faulted phase "db-timeout":
+// its p99, fallback and error shares (of 1000 requests), the breaker's
+// open time and the contract's outcome.
+func run(p99 time.Duration, fallback, errors int, open time.Duration, outcome contract.Outcome) Run {
+	primary := 1000 - fallback - errors
+	m := &contract.Measurement{
+		Phases: []contract.PhaseMetrics{{
+			Name: "db-timeout", Requests: 1000, RPS: 100, P50: p99 / 4, P90: p99 / 2, P99: p99,
+			Classes:  map[contract.Class]int{contract.Primary: primary, contract.Fallback: fallback, contract.Error: errors},
+			Statuses: map[string]int{"200": primary + fallback, "503": errors},
+			Breakers: []contract.BreakerTime{{Name: "db", Open: open, Transitions: 2}},
+		}},
+		Faults: []contract.FaultTiming{{Point: "db/timeout", Phase: "db-timeout"}},
+	}
+	v := contract.Verdict{Name: "cached-reads", Phase: "db-timeout", Outcome: outcome}
+	return FromJudged("s", "", []contract.Verdict{v}, m, nil)
+}
+
+func figure(t *testing.T, r *Result, name string) Figure {
+	t.Helper()
+	for _, f := range r.Figures {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no figure %s", name)
+	return Figure{}
+}
+
+// jitter is a run of the same build: each figure within a few percent.
+func jitter(rng *rand.Rand) Run {
+	j := func(v float64, rel float64) float64 { return v * (1 + rel*(2*rng.Float64()-1)) }
+	return run(time.Duration(j(float64(40*time.Millisecond), 0.3)), int(j(900, 0.02)), int(j(20, 0.5)), time.Duration(j(float64(5*time.Second), 0.1)), contract.Pass)
+}
+
+func TestSameBuildNeverRegresses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for try := range 100 {
+		base := []Run{jitter(rng), jitter(rng), jitter(rng)}
+		head := []Run{jitter(rng), jitter(rng), jitter(rng)}
+		r, err := Compare(base, head, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Regressed() {
+			for _, f := range r.regressions() {
+				t.Errorf("try %d: %s regressed: %v -> %v (band %v)", try, f.Key, f.Base.Values, f.Head.Values, f.Band)
+			}
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	ms := time.Millisecond
+	base := []Run{
+		run(40*ms, 900, 20, 5*time.Second, contract.Pass),
+		run(38*ms, 905, 18, 5200*ms, contract.Pass),
+		run(45*ms, 895, 22, 4900*ms, contract.Pass),
+	}
+	cases := []struct {
+		name  string
+		head  []Run
+		fig   string
+		word  Word
+		delta string
+	}{
+		{"p99 40ms to 900ms", []Run{run(900*ms, 900, 20, 5*time.Second, contract.Pass), run(880*ms, 900, 20, 5*time.Second, contract.Pass), run(950*ms, 900, 20, 5*time.Second, contract.Pass)}, "p99", Regressed, "+860ms"},
+		{"p99 40ms to 50ms is noise", []Run{run(50*ms, 900, 20, 5*time.Second, contract.Pass), run(48*ms, 900, 20, 5*time.Second, contract.Pass), run(52*ms, 900, 20, 5*time.Second, contract.Pass)}, "p99", Same, ""},
+		{"fallback drops 40 points", []Run{run(40*ms, 500, 420, 5*time.Second, contract.Pass), run(40*ms, 505, 415, 5*time.Second, contract.Pass), run(40*ms, 495, 425, 5*time.Second, contract.Pass)}, "share.fallback", Regressed, "-40.0 pts"},
+		{"errors rise 40 points", []Run{run(40*ms, 500, 420, 5*time.Second, contract.Pass), run(40*ms, 505, 415, 5*time.Second, contract.Pass), run(40*ms, 495, 425, 5*time.Second, contract.Pass)}, "share.error", Regressed, "+40.0 pts"},
+		{"breaker open 3x longer", []Run{run(40*ms, 900, 20, 15*time.Second, contract.Pass), run(40*ms, 900, 20, 15500*ms, contract.Pass), run(40*ms, 900, 20, 14800*ms, contract.Pass)}, "breaker.db.open", Regressed, "+10s"},
+		{"p99 faster", []Run{run(4*ms, 900, 20, 5*time.Second, contract.Pass), run(5*ms, 900, 20, 5*time.Second, contract.Pass), run(4*ms, 900, 20, 5*time.Second, contract.Pass)}, "p99", Improved, "-36ms"},
+		{"a contract that now fails", []Run{run(40*ms, 900, 20, 5*time.Second, contract.Fail), run(40*ms, 900, 20, 5*time.Second, contract.Fail), run(40*ms, 900, 20, 5*time.Second, contract.Pass)}, "verdict", Regressed, "-1.0"},
+		{"a contract that fails once", []Run{run(40*ms, 900, 20, 5*time.Second, contract.Fail), run(40*ms, 900, 20, 5*time.Second, contract.Pass), run(40*ms, 900, 20, 5*time.Second, contract.Pass)}, "verdict", Same, ""},
+		{"inconclusive on the head", []Run{run(40*ms, 900, 20, 5*time.Second, contract.Inconclusive), run(40*ms, 900, 20, 5*time.Second, contract.Inconclusive), run(40*ms, 900, 20, 5*time.Second, contract.Fail)}, "verdict", Unknown, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Compare(base, c.head, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := figure(t, r, c.fig)
+			if f.Word != c.word {
+				t.Fatalf("%s: word %s, want %s (base %v, head %v, band %v)", c.fig, f.Word, c.word, f.Base.Values, f.Head.Values, f.Band)
+			}
+			if c.delta != "" && deltaText(f) != c.delta {
+				t.Errorf("%s: delta %s, want %s", c.fig, deltaText(f), c.delta)
+			}
+			if got, want := r.Regressed(), c.word == Regressed; got != want {
+				t.Errorf("Regressed() = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestGates(t *testing.T) {
+	ms := time.Millisecond
+	base := []Run{run(40*ms, 900, 20, 5*time.Second, contract.Pass)}
+	head := []Run{run(900*ms, 900, 20, 5*time.Second, contract.Pass)}
+	r, err := Compare(base, head, Options{Gate: []string{"share.*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Regressed() {
+		t.Error("a p99 regression gated by share.* only")
+	}
+	if !r.Regressed("p9?") {
+		t.Error("p99 regression not seen by gate p9?")
+	}
+	if _, err := Compare(base, head, Options{Gate: []string{"["}}); err == nil {
+		t.Error("a malformed gate was taken")
+	}
+	if _, err := Compare(nil, head, Options{}); err == nil {
+		t.Error("no base runs compared")
+	}
+}
+
+func TestNewAndGone(t *testing.T) {
+	ms := time.Millisecond
+	b := run(40*ms, 900, 20, 5*time.Second, contract.Pass)
+	h := run(40*ms, 900, 20, 5*time.Second, contract.Pass)
+	h.Verdicts[0].Name = "renamed"
+	r, err := Compare([]Run{b}, []Run{h}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]Word{}
+	for _, f := range r.Figures {
+		if f.Name == "verdict" {
+			words[f.Contract] = f.Word
+		}
+	}
+	if words["cached-reads"] != Gone || words["renamed"] != New {
+		t.Errorf("words %v, want cached-reads gone and renamed new", words)
+	}
+	if r.Regressed() {
+		t.Error("a new or gone figure counted as a regression")
+	}
+	var out strings.Builder
+	if err := r.WriteTable(&out, 80); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("line wider than 80: %q", l)
+		}
+	}
+}
