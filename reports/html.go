@@ -41,6 +41,8 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 		return ch.Outcome
 	},
 	"faultWords": faultWords,
+	"billHeader": func() []string { return billHeader },
+	"billCells":  billCells,
 	// rows is how many rows of the check table a contract takes.
 	"rows": func(c contract.Verdict) int { return max(1, len(c.Checks)) },
 	// scenarioRows is how many rows of the check table a scenario takes.

@@ -35,6 +35,20 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	var bills strings.Builder
+	for _, s := range r.Scenarios {
+		for _, bl := range s.Bills {
+			fmt.Fprintf(&bills, "| %s |", cell(s.Name))
+			for _, c := range billCells(bl) {
+				fmt.Fprintf(&bills, " %s |", cell(c))
+			}
+			bills.WriteString("\n")
+		}
+	}
+	if bills.Len() > 0 {
+		b.WriteString("\n### Bill per fault\n\nWhat each fault cost the users: the requests sent while it was on, by what they got.\n\n| Scenario | " + strings.Join(billHeader, " | ") + " |\n|---" + strings.Repeat("|---", len(billHeader)) + "|\n")
+		b.WriteString(bills.String())
+	}
 	var evidence strings.Builder
 	for _, s := range r.Scenarios {
 		if s.Error != "" {

@@ -112,6 +112,9 @@ func WriteTable(w io.Writer, r *Report, opts TableOptions) error {
 		for _, f := range s.Findings {
 			line("%s: finding: %s", s.Name, f.Message)
 		}
+		for _, b := range s.Bills {
+			line("%s: %s", s.Name, billLine(b))
+		}
 	}
 	for _, s := range r.Scenarios {
 		switch {

@@ -1,0 +1,83 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFixtureBill checks the bill of the fixture's DB timeout, known from
+// how shopTimeline was made: 400 requests sent while it was on, the first
+// 30 answered 503 (failed), the other 370 from the cache with an age
+// (degraded and stale); the cache answered for a second after the fault
+// ended, so the primary class held again 1 s after it; the breaker was
+// sampled open from 3.3 s to 8 s.
+func TestFixtureBill(t *testing.T) {
+	r := fixtureReport(t)
+	s := r.Scenarios[0]
+	if len(s.Bills) != 1 {
+		t.Fatalf("%d bills, want 1", len(s.Bills))
+	}
+	b := s.Bills[0]
+	if b.Fault != fixtureFault || b.Phase != "db-timeout" || b.Requests != 400 || b.Failed != 30 || b.Degraded != 370 || b.Stale != 370 || b.Refused != 0 {
+		t.Errorf("bill %+v, want 400 requests: 30 failed, 370 degraded and stale", b)
+	}
+	if b.P99Added == nil || *b.P99Added < 90*time.Millisecond || *b.P99Added > 110*time.Millisecond {
+		t.Errorf("p99 added %v, want about 100ms (the 503s took 100 ms; warmup's p99 is about 2 ms)", b.P99Added)
+	}
+	if b.Recovered == nil || b.Never || *b.Recovered != 990*time.Millisecond {
+		t.Errorf("recovered %v (never %v), want 990ms (9 of 10 primary start the run at 7.99 s)", b.Recovered, b.Never)
+	}
+	if b.Writes != nil {
+		t.Errorf("writes %+v in a run that read none back", b.Writes)
+	}
+	open := map[string]time.Duration{}
+	trans := map[string]int{}
+	for _, p := range s.Phases {
+		for _, br := range p.Breakers {
+			open[p.Name] += br.Open
+			trans[p.Name] += br.Transitions
+		}
+	}
+	if open["warmup"] != 0 || open["db-timeout"] != 3700*time.Millisecond || open["recovery"] != time.Second {
+		t.Errorf("breaker open %v, want warmup 0, db-timeout 3.7s, recovery 1s", open)
+	}
+	if trans["db-timeout"] != 1 || trans["recovery"] != 2 {
+		t.Errorf("breaker transitions %v, want db-timeout 1, recovery 2", trans)
+	}
+
+	var md, tbl, html, js bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTable(&tbl, r, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{
+		"markdown": {"### Bill per fault", "| 400 | 30 (7.5%) | 370 (92.5%) | 370 (92.5%) | 0 (–) | +"},
+		"table":    {"bill of " + fixtureFault + " in db-timeout: 30 of 400 requests failed, 370 degraded, 370 stale, 0 refused; p99 +", "recovered in 990ms"},
+		"html":     {"<h3>Bill per fault</h3>", "<td class=\"num\">30 (7.5%)</td>"},
+	} {
+		got := map[string]string{"markdown": md.String(), "table": tbl.String(), "html": html.String()}[name]
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Scenarios[0].Bills; len(got) != 1 || got[0].Failed != 30 || got[0].Recovered == nil || *got[0].Recovered != 990*time.Millisecond {
+		t.Errorf("report.json bills %+v", got)
+	}
+}
