@@ -29,18 +29,14 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		b.WriteString("### chaoskit diff: no regression beyond noise\n\n")
 	}
 	b.WriteString(mdEscape(r.Headline()) + "\n\n")
-	for _, s := range summaryOf(reg) {
-		b.WriteString("- **regressed** " + mdEscape(s) + "\n")
-	}
+	writeSummary(&b, "- **regressed** ", summaryOf(reg))
 	var imp []Figure
 	for _, f := range r.Figures {
 		if f.Word == Improved {
 			imp = append(imp, f)
 		}
 	}
-	for _, s := range summaryOf(imp) {
-		b.WriteString("- improved " + mdEscape(s) + "\n")
-	}
+	writeSummary(&b, "- improved ", summaryOf(imp))
 	if len(reg)+len(imp) > 0 {
 		b.WriteString("\n")
 	}
@@ -87,6 +83,26 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, out)
 	return err
+}
+
+// maxSummary bounds the summary lines above the fold, and the characters
+// of each: the top of a comment is read at a glance.
+const (
+	maxSummary     = 10
+	maxSummaryLine = 300
+)
+
+func writeSummary(b *strings.Builder, prefix string, lines []string) {
+	for i, s := range lines {
+		if i == maxSummary {
+			fmt.Fprintf(b, "- and %d more (below)\n", len(lines)-i)
+			return
+		}
+		if r := []rune(s); len(r) > maxSummaryLine {
+			s = string(r[:maxSummaryLine-1]) + "…"
+		}
+		b.WriteString(prefix + mdEscape(s) + "\n")
+	}
 }
 
 const cutNote = "\n\n(cut to fit a comment; see the JSON report)\n"
