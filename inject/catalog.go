@@ -31,7 +31,8 @@ type Point struct {
 	// File and Line locate the marker.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
-	// Marker is the failpoint function used (Inject, InjectContext, ...).
+	// Marker is the function that names the point (Inject, InjectContext,
+	// ..., or inject's NewSwitch).
 	Marker string `json:"marker,omitempty"`
 }
 
@@ -45,6 +46,14 @@ type Catalog struct {
 var markerFuncs = map[string]bool{
 	"Inject": true, "InjectContext": true, "InjectCall": true,
 }
+
+// injectImport is this package's import path: a NewSwitch call names a
+// fault point as a marker does.
+const injectImport = "github.com/chaoskit/chaoskit/inject"
+
+// switchFunc is the function of this package whose first argument names a
+// fault point.
+const switchFunc = "NewSwitch"
 
 // ScanSource scans the Go packages matched by patterns (as `go list` takes
 // them, e.g. "./..."), run from dir, for failpoint markers. Test files are
@@ -105,16 +114,34 @@ func ScanFile(filename, pkg string) ([]Point, error) {
 }
 
 func scanAST(fset *token.FileSet, f *ast.File, pkg string) []Point {
-	local := ""
+	// local and localInject are the names the file gives pingcap/failpoint
+	// (whose markers name fault points) and this package (whose NewSwitch
+	// does).
+	local, localInject := "", ""
 	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == FailpointImport {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		name := ""
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		switch {
+		case p == FailpointImport && name != "":
+			local = name
+		case p == FailpointImport:
 			local = "failpoint"
-			if imp.Name != nil {
-				local = imp.Name.Name
-			}
+		case p == injectImport && name != "":
+			localInject = name
+		case p == injectImport:
+			localInject = "inject"
 		}
 	}
-	if local == "" || local == "_" {
+	if local == "_" || local == "." {
+		local = ""
+	}
+	if localInject == "_" || localInject == "." {
+		localInject = ""
+	}
+	if local == "" && localInject == "" {
 		return nil
 	}
 	// Constants declared in the file let markers name failpoints by constant.
@@ -142,10 +169,17 @@ func scanAST(fset *token.FileSet, f *ast.File, pkg string) []Point {
 			return true
 		}
 		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || !markerFuncs[sel.Sel.Name] {
+		if !ok {
 			return true
 		}
-		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != local {
+		id, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		switch {
+		case local != "" && id.Name == local && markerFuncs[sel.Sel.Name]:
+		case localInject != "" && id.Name == localInject && sel.Sel.Name == switchFunc:
+		default:
 			return true
 		}
 		arg := call.Args[0]

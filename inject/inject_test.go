@@ -238,6 +238,33 @@ func a() {
 	}
 }
 
+// A switch (NewSwitch, under any name the file gives package inject) is a
+// fault point as a marker is; a NewSwitch of another package is not.
+func TestScanFileFindsSwitches(t *testing.T) {
+	src := `package store
+
+import (
+	chaos "github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/breakerimpl/degrade"
+)
+
+var productQuery = chaos.NewSwitch("productQuery")
+
+var notAPoint = degrade.NewSwitch("degrade")
+`
+	f := filepath.Join(t.TempDir(), "s.go")
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pts, err := ScanFile(f, "example.com/svc/store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 1 || pts[0].Path != "example.com/svc/store/productQuery" || pts[0].Marker != "NewSwitch" || pts[0].Line != 8 {
+		t.Errorf("points = %+v, want the one switch productQuery at line 8", pts)
+	}
+}
+
 func TestParseList(t *testing.T) {
 	got := ParseList("a/b=return(1)\nc/d=\n\ne/f=50%sleep(10)\n")
 	if len(got) != 2 || got["a/b"] != "return(1)" || got["e/f"] != "50%sleep(10)" {
