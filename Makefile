@@ -21,7 +21,7 @@ GOFUZZ_PRESERVE ?= crypto/internal/fips140/bigmod
 FUZZ_DEMO_DIR ?= $(CURDIR)/out/fuzz-demo
 ACK_RUNS ?= 20
 
-.PHONY: all build demo demo-deps test vet unit truth check-build clean fuzz fuzz-ci gofuzz fuzz-demo ack-p99 proto bench-harness
+.PHONY: all build fi-build demo demo-deps test vet unit truth check-build clean fuzz fuzz-ci gofuzz fuzz-demo ack-p99 proto bench-harness
 
 all: build
 
@@ -43,18 +43,26 @@ proto:
 	protoc --plugin=protoc-gen-go=$(BIN)/protoc-gen-go --plugin=protoc-gen-go-grpc=$(BIN)/protoc-gen-go-grpc \
 		--go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative $(PROTOS)
 
-# bin/chaoskit is a fault-injection build: failpoint markers rewritten at
-# compile time, source tree untouched. The version check proves the markers
-# are live.
-build: $(BIN)/failpoint-toolexec
+# bin/chaoskit is a plain go build, as go install makes it: the demo's fault
+# points are switches (inject.Switch), live in any build. A service of the
+# user's with pingcap/failpoint markers is built with `chaoskit build` (the
+# rewriting build, faultbuild); check-build proves that build's cache apart.
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/chaoskit ./cmd/chaoskit
+
+# bin/chaoskit-fi is chaoskit built with its own failpoint markers rewritten
+# (failpoint-toolexec, its own build cache and scratch dir): check-build's
+# subject, for faultbuild's cache separation.
+fi-build: $(BIN)/failpoint-toolexec
 	@mkdir -p $(FI_CACHE)/gocache
 	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); \
 	GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch \
-		$(GO) build -toolexec=$(BIN)/failpoint-toolexec -ldflags '$(LDFLAGS)' -o $(BIN)/chaoskit ./cmd/chaoskit >$$scratch.log 2>&1; \
+		$(GO) build -toolexec=$(BIN)/failpoint-toolexec -ldflags '$(LDFLAGS)' -o $(BIN)/chaoskit-fi ./cmd/chaoskit >$$scratch.log 2>&1; \
 	status=$$?; cat $$scratch.log; \
 	if grep '\[failpoint-toolexec\]' $$scratch.log | grep -qv 'failed to run command'; then status=1; echo "failpoint-toolexec failed to rewrite markers" >&2; fi; \
 	rm -rf $$scratch $$scratch.log; exit $$status
-	@$(BIN)/chaoskit version | grep -q 'fault injection: yes' || { echo "bin/chaoskit has inert failpoint markers" >&2; exit 1; }
+	@$(BIN)/chaoskit-fi version | grep -q 'failpoint markers: rewritten' || { echo "bin/chaoskit-fi has inert failpoint markers" >&2; exit 1; }
 
 # Every report: the table here, report.json, junit.xml, report.md and
 # out/report.html, the page README shows.
@@ -82,39 +90,31 @@ vet:
 # The end-to-end package runs alone, after the others: its contracts judge
 # latencies, which CPU-heavy unit tests running beside it would distort.
 E2E := ./cmd/chaoskit
-# Packages whose tests need live failpoint markers in the test binary
-# itself (in-process fault schedules): built with failpoint-toolexec, in the
-# fault-injection build cache, and run after the end-to-end package.
-# ./chaostest also runs in the normal pass, where its in-process scenario
-# finds the markers inert. Both packages drive load at an in-process demo
-# and judge its real-time promises (100ms timeouts, a switch on its read
-# latency), so they run one after the other (-p 1), as the end-to-end
-# package runs alone, and without the race detector, which slows the demo
-# several times: its SQLite reads alone then trip its degrade switch
-# (fuzz/inproc skips under -race). The race detector covers chaostest in
-# the normal pass.
+# Packages whose tests drive load at an in-process demo and judge its
+# real-time promises (100ms timeouts, a switch on its read latency): they run
+# one after the other (-p 1), after the end-to-end package, as it runs alone,
+# and without the race detector, which slows the demo several times: its
+# SQLite reads alone then trip its degrade switch (fuzz/inproc skips under
+# -race). The race detector covers chaostest in the normal pass.
 FI_TESTS := ./fuzz/inproc ./chaostest
-FI_TEST_ENV = GOCACHE=$(FI_CACHE)/gocache TMPDIR=$$scratch CHAOSKIT_REQUIRE_LIVE=1 CHAOSKIT_BIN=$(BIN)/chaoskit
-unit: build
+unit: build $(BIN)/failpoint-toolexec
 	@mkdir -p $(CURDIR)/out/test-artifacts
 	@set -e; for m in $(BREAKER_MODULES); do (cd $$m && $(GO) test -count=1 ./...); done
 	$(GO) test -count=1 ./internal/breakerit/...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -artifacts -outputdir $(CURDIR)/out/test-artifacts $$($(GO) list ./... | grep -v -e '/cmd/chaoskit$$' -e '/fuzz/inproc$$' -e '/internal/breakerit/')
 	cd inject && $(GO) test -race -count=1 ./...
 	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_TOOLEXEC=$(BIN)/failpoint-toolexec $(GO) test -race -count=1 -timeout 20m -artifacts -outputdir $(CURDIR)/out/test-artifacts $(E2E)
-	@scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); status=0; \
-	$(FI_TEST_ENV) $(GO) test -p 1 -toolexec=$(BIN)/failpoint-toolexec -count=1 $(FI_TESTS) || status=$$?; \
-	rm -rf $$scratch; exit $$status
+	CHAOSKIT_BIN=$(BIN)/chaoskit $(GO) test -p 1 -count=1 $(FI_TESTS)
 
 # Proves normal and fault-injection builds never swap objects: a plain build
 # made right after the fault-injection one has inert markers, and a
 # fault-injection build made right after a plain one has live markers.
-check-build: build
+check-build: fi-build
 	$(GO) build -o $(BIN)/chaoskit-plain ./cmd/chaoskit
-	@$(BIN)/chaoskit-plain version | grep -q 'fault injection: no' || { echo "plain build picked up rewritten objects" >&2; exit 1; }
-	@$(MAKE) --no-print-directory build
+	@$(BIN)/chaoskit-plain version -o json | grep -q '"markers_rewritten": false' || { echo "plain build picked up rewritten objects" >&2; exit 1; }
+	@$(MAKE) --no-print-directory fi-build
 	@echo "check-build: plain build inert, fault-injection build live"
-	@rm -f $(BIN)/chaoskit-plain
+	@rm -f $(BIN)/chaoskit-plain $(BIN)/chaoskit-fi
 
 test: vet check-build unit fuzz-ci truth
 
@@ -130,25 +130,21 @@ clean:
 
 # Native Go fuzzing: every Fuzz* target of every package (of both modules),
 # FUZZTIME each; FUZZ_EXCLUDE, an extended regexp, leaves packages out.
-# The packages of FI_TESTS are built with failpoint-toolexec.
 #
 # Go 1.26's fuzzing coordinator can fail a target with a bare "context
 # deadline exceeded" as -fuzztime runs out, with no failing input
 # (golang/go#75804, fixed in Go 1.27). A run that fails so and writes no new
 # input to testdata/fuzz/FuzzX is reported and not counted as a failure;
 # any other failure, or a new failing input, is.
-fuzz: $(BIN)/failpoint-toolexec
-	@set -e; mkdir -p $(FI_CACHE)/gocache; scratch=$$(mktemp -d $(FI_CACHE)/tmp-XXXXXX); trap 'rm -rf $$scratch' EXIT; \
-	fi_pkgs=" $$($(GO) list $(FI_TESTS) | tr '\n' ' ')"; \
+fuzz:
+	@set -e; mkdir -p $(CACHE); scratch=$$(mktemp -d $(CACHE)/tmp-XXXXXX); trap 'rm -rf $$scratch' EXIT; \
 	for dir in $$(grep -rl --include='*_test.go' --exclude-dir=testdata --exclude-dir=bench --exclude-dir=.cache --exclude-dir=out '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' . | xargs -r -n1 dirname | sort -u); do \
 		pkg=$$(cd $$dir && $(GO) list .); \
 		if [ -n "$(FUZZ_EXCLUDE)" ] && echo "$$pkg" | grep -qE '$(FUZZ_EXCLUDE)'; then echo "== $$pkg: left out (FUZZ_EXCLUDE)"; continue; fi; \
-		env=""; flags=""; \
-		case "$$fi_pkgs" in *" $$pkg "*) env="$(FI_TEST_ENV)"; flags="-toolexec=$(BIN)/failpoint-toolexec";; esac; \
-		for f in $$(cd $$dir && env $$env $(GO) test $$flags -list '^Fuzz' . | grep '^Fuzz' || true); do \
+		for f in $$(cd $$dir && $(GO) test -list '^Fuzz' . | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f ($(FUZZTIME))"; \
 			before=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | sort); \
-			status=0; (cd $$dir && env $$env $(GO) test $$flags -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) .) >$$scratch/log 2>&1 || status=$$?; \
+			status=0; (cd $$dir && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) .) >$$scratch/log 2>&1 || status=$$?; \
 			cat $$scratch/log; \
 			if [ $$status -ne 0 ]; then \
 				after=$$(ls $$dir/testdata/fuzz/$$f 2>/dev/null | sort); \
@@ -163,7 +159,7 @@ fuzz: $(BIN)/failpoint-toolexec
 # every go-fuzz twin for CI_FUZZTIME each, so that each submission compiles
 # and exercises them. FuzzShopInProcess (fuzz/inproc) is left out here: one
 # of its inputs is a whole run of about 5 s, and its seeds already run in
-# unit's fault-injection pass.
+# unit's in-process pass.
 CI_FUZZTIME ?= 3s
 fuzz-ci:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(CI_FUZZTIME) FUZZMINIMIZETIME=1s FUZZ_EXCLUDE='/fuzz/inproc$$'

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pingcap/failpoint"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
@@ -87,20 +88,39 @@ func TestProductsFromDBThenCache(t *testing.T) {
 	}
 }
 
-func TestHitsEndpointReportsPlainBuild(t *testing.T) {
+// The demo's fault points are switches: in a plain test build they are
+// live, the hits report says so, and an error fault on productQuery fires
+// (the product is served from the cache) and is counted.
+func TestFaultPointsLiveInAPlainBuild(t *testing.T) {
 	s, err := New(context.Background(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rec := get(t, s.Handler(), inject.HitsPath)
-	var rep inject.HitsReport
-	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil {
+	h := s.Handler()
+	if rec := get(t, h, "/products/7"); rec.Code != 200 || rec.Header().Get(HeaderSource) != "db" {
+		t.Fatalf("healthy read: %d %v", rec.Code, rec.Header())
+	}
+	point := "github.com/chaoskit/chaoskit/demo/store/productQuery"
+	term, err := inject.Fault{Action: inject.Error}.Term(point)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// go test builds without failpoint rewriting.
-	if rep.FaultInjection == nil || *rep.FaultInjection || len(rep.Points) != len(Failpoints()) {
-		t.Errorf("hits report = %+v", rep)
+	inject.Arm()
+	if err := failpoint.Enable(point, term); err != nil {
+		t.Fatal(err)
+	}
+	rec := get(t, h, "/products/7")
+	_ = failpoint.Disable(point)
+	if rec.Code != 200 || rec.Header().Get(HeaderSource) != "cache" {
+		t.Errorf("read with the fault on: %d %v, want the cache's copy", rec.Code, rec.Header())
+	}
+	var rep inject.HitsReport
+	if err := json.Unmarshal(get(t, h, inject.HitsPath).Body.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.FaultInjection == nil || !*rep.FaultInjection || len(rep.Points) != len(Failpoints()) || rep.Hits[point] == 0 {
+		t.Errorf("hits report = %+v, want live points and a hit of %s", rep, point)
 	}
 }
 

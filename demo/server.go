@@ -345,7 +345,7 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.AdminToken != "" {
 		mux.Handle(AdminPath+"/", http.StripPrefix(AdminPath, admin.Handler(admin.Options{Targets: s.policyTargets(), Watcher: s.policies, Token: s.cfg.AdminToken})))
 	}
-	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(store.FaultInjectionLive, Failpoints()))
+	mux.Handle("GET "+inject.HitsPath, inject.HitsHandler(FaultPointsLive, Failpoints()))
 	return mux
 }
 

@@ -520,10 +520,7 @@ func (r *run) checkFaultsCanFire(ctx context.Context) error {
 	if err != nil || !ok || rep.FaultInjection == nil || *rep.FaultInjection {
 		return nil // the service cannot tell; fault hits decide later
 	}
-	fix := "build the service with `chaoskit build --output-file BINARY PACKAGE` (a fault-injection build), not a plain go build"
-	if r.sc.Target.Demo != nil {
-		fix = "build chaoskit with `make build` (a fault-injection build) and run bin/chaoskit, not a plain `go build` or `go install` binary"
-	}
+	fix := "build the service with `chaoskit build --output-file BINARY PACKAGE` (a fault-injection build), not a plain go build, or mark its fault points with inject.NewSwitch, live in any build"
 	return infra("the target's failpoint markers are inert: it was built without failpoint rewriting, so no fault would fire", fix, nil)
 }
 

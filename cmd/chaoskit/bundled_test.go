@@ -79,11 +79,15 @@ func bundledNames(t *testing.T) []string {
 const maxHTMLPerScenario = 36 << 10
 
 // TestBundledSuitePasses runs every bundled scenario against the correct
-// demo, as `make demo` does: every contract must pass, with the output
+// demo, as `make demo` does, with a plain build of chaoskit (go build, go
+// install: no failpoint rewriting): every contract must pass, with the output
 // piped (make demo | cat, a CI log) no line is wider than 120 columns, and
 // the HTML report keeps within maxHTMLPerScenario a scenario.
 func TestBundledSuitePasses(t *testing.T) {
 	bin := chaoskitBin(t)
+	if v := runBin(t, bin, "version", "-o", "json"); v.code != 0 || !strings.Contains(v.stdout, `"markers_rewritten": false`) {
+		t.Fatalf("chaoskit version: exit %d %s %s; want a plain build", v.code, v.stdout, v.stderr)
+	}
 	out := t.TempDir()
 	res := runBinEnv(t, []string{"COLUMNS="}, bin, "run", "--bundled", "--report-dir", out, "--format", "table,json,junit,markdown,html")
 	if res.code != 0 {

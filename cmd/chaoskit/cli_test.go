@@ -87,21 +87,25 @@ func TestVersionReportsBuildInfo(t *testing.T) {
 		Revision       string `json:"vcs_revision"`
 		Time           string `json:"vcs_time"`
 		FaultInjection bool   `json:"fault_injection"`
+		Rewritten      bool   `json:"markers_rewritten"`
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if v.Module != "github.com/chaoskit/chaoskit" || v.Revision != revision || v.Time == "" || !strings.HasPrefix(v.Go, "go1.") || v.FaultInjection {
+	if v.Module != "github.com/chaoskit/chaoskit" || v.Revision != revision || v.Time == "" || !strings.HasPrefix(v.Go, "go1.") || !v.FaultInjection || v.Rewritten {
 		t.Errorf("version --json = %+v, want revision %s of a plain build", v, revision)
 	}
 	text, err := exec.Command(bin, "version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"built from github.com/chaoskit/chaoskit at " + v.Revision, "fault injection: no", "chaoskit build ./cmd/chaoskit"} {
+	for _, want := range []string{"built from github.com/chaoskit/chaoskit at " + v.Revision, "fault injection: yes", "needs `chaoskit build`"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("version lacks %q:\n%s", want, text)
 		}
+	}
+	if strings.Contains(string(text), "markers: rewritten") {
+		t.Errorf("a plain build says its markers are rewritten:\n%s", text)
 	}
 }
 

@@ -19,15 +19,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/faultbuild"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// These tests run the real chaoskit binary, a fault-injection build, against
-// the real demo service: real processes, real SQLite, real HTTP over
-// loopback. `make test` passes the binary in CHAOSKIT_BIN; otherwise it is
-// built once with the same mechanism.
+// These tests run the real chaoskit binary, a plain go build (what go
+// install makes: the demo's fault points are switches, live in any build),
+// against the real demo service: real processes, real SQLite, real HTTP
+// over loopback. `make test` passes the binary in CHAOSKIT_BIN (make build,
+// a plain build too); otherwise it is built once here.
 
 var (
 	binOnce sync.Once
@@ -56,9 +56,11 @@ func chaoskitBin(t *testing.T) string {
 		}
 		root := repoRoot(t)
 		binPath = filepath.Join(root, ".cache", "e2e", "chaoskit")
-		binErr = faultbuild.Build(context.Background(), faultbuild.Options{
-			Dir: root, Package: "./cmd/chaoskit", Output: binPath, CacheDir: filepath.Join(root, ".cache", "faultbuild"),
-		})
+		build := exec.Command("go", "build", "-o", binPath, "./cmd/chaoskit")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build ./cmd/chaoskit: %v\n%s", err, out)
+		}
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
@@ -242,16 +244,23 @@ func TestValidateTypoExits2WithPosition(t *testing.T) {
 	}
 }
 
+// A service whose failpoint markers a plain go build left inert is refused
+// (exit 3, with the way to build it), never passed: the fixture, built with
+// go build instead of chaoskit build.
 func TestPlainBuildIsRefused(t *testing.T) {
-	chaoskitBin(t)
+	bin := chaoskitBin(t)
 	t.Parallel()
-	plain := filepath.Join(t.TempDir(), "chaoskit-plain")
-	cmd := exec.Command("go", "build", "-o", plain, ".")
+	src := filepath.Join(repoRoot(t), "testdata", "fixture")
+	plain := filepath.Join(t.TempDir(), "fixture-plain")
+	cmd := exec.Command("go", "build", "-o", plain, "./cmd/fixture")
+	cmd.Dir = src
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("plain build: %v\n%s", err, out)
 	}
-	res := runBin(t, plain, "run", scenarioFile, "--report-dir", t.TempDir())
-	if res.code != 3 || !strings.Contains(res.stderr, "built without failpoint rewriting") || !strings.Contains(res.stderr, "make build") {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "fixture.yaml", fmt.Sprintf(fixtureScenario, plain, src))
+	res := runBin(t, bin, "run", file, "--report-dir", t.TempDir())
+	if res.code != 3 || !strings.Contains(res.stderr, "built without failpoint rewriting") || !strings.Contains(res.stderr, "chaoskit build") {
 		t.Fatalf("exit %d, stderr %q; want 3 and a build hint", res.code, res.stderr)
 	}
 }

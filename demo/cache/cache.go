@@ -12,13 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pingcap/failpoint"
-
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
 	"github.com/chaoskit/chaoskit/breakerimpl/fallback"
 	"github.com/chaoskit/chaoskit/inject"
 )
+
+// cacheGet is the fault point that stands for the cache failing: a switch,
+// live in any build of the demo.
+var cacheGet = inject.NewSwitch("cacheGet")
 
 // Errors Recover fails with: the library's.
 var (
@@ -55,11 +57,11 @@ func (c *LastKnownGood[K, V]) Remember(key K, v V) { c.copies.Remember(key, v) }
 // Recover implements breakerimpl.Fallback: it serves key's latest copy with
 // its age. The cacheGet failpoint stands for the cache itself failing.
 func (c *LastKnownGood[K, V]) Recover(ctx context.Context, key K, err error) (breakerimpl.Result[V], error) {
-	failpoint.Inject("cacheGet", func(v failpoint.Value) {
+	if v, ok := cacheGet.Eval(); ok {
 		if err := inject.Fire(ctx, v); err != nil {
-			failpoint.Return(breakerimpl.Result[V]{Source: c.name}, fmt.Errorf("cache get: %w", err))
+			return breakerimpl.Result[V]{Source: c.name}, fmt.Errorf("cache get: %w", err)
 		}
-	})
+	}
 	res, rerr := c.copies.Recover(ctx, key, err)
 	switch {
 	case rerr == nil:

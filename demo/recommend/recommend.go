@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pingcap/failpoint"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -29,6 +28,14 @@ import (
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
 	"github.com/chaoskit/chaoskit/demo/recommend/recommendpb"
 	"github.com/chaoskit/chaoskit/inject"
+)
+
+// The upstream's fault points, switches live in any build:
+// recommendationsCall fails a call over either path, recommendationsGRPC
+// only the gRPC one.
+var (
+	recommendationsCall = inject.NewSwitch("recommendationsCall")
+	recommendationsGRPC = inject.NewSwitch("recommendationsGRPC")
 )
 
 // List is a recommendation answer, as the demo serves it in JSON.
@@ -63,9 +70,9 @@ func (u *Upstream) Calls() int64 { return u.calls.Load() }
 func (u *Upstream) Get(ctx context.Context, req *recommendpb.GetRequest) (*recommendpb.List, error) {
 	u.calls.Add(1)
 	var ferr error
-	failpoint.Inject("recommendationsCall", func(v failpoint.Value) {
+	if v, ok := recommendationsCall.Eval(); ok {
 		ferr = inject.Fire(ctx, v)
-	})
+	}
 	if ctx.Err() != nil {
 		return nil, status.FromContextError(ctx.Err()).Err() // the caller gave up
 	}
@@ -118,9 +125,9 @@ func faultStatus(ctx context.Context, err error) error {
 // gRPC path down while the HTTP path still answers.
 func grpcPath(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	var ferr error
-	failpoint.Inject("recommendationsGRPC", func(v failpoint.Value) {
+	if v, ok := recommendationsGRPC.Eval(); ok {
 		ferr = inject.Fire(ctx, v)
-	})
+	}
 	if ferr != nil {
 		return nil, grpcx.StatusOf(ferr).Err()
 	}

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pingcap/failpoint"
-
 	"github.com/chaoskit/chaoskit/inject"
 )
+
+// orderWrite is the fault point that stands for the database failing a
+// write: a switch, live in any build.
+var orderWrite = inject.NewSwitch("orderWrite")
 
 // Order is one accepted order.
 type Order struct {
@@ -50,11 +52,11 @@ func NewOrderID() string {
 // orderWrite failpoint stands for the database failing the write.
 func (s *Store) CreateOrder(ctx context.Context, o Order) (_ Order, created bool, err error) {
 	s.orderWrites.Add(1)
-	failpoint.Inject("orderWrite", func(v failpoint.Value) {
+	if v, ok := orderWrite.Eval(); ok {
 		if err := inject.Fire(ctx, v); err != nil {
-			failpoint.Return(Order{}, false, fmt.Errorf("order write: %w", err))
+			return Order{}, false, fmt.Errorf("order write: %w", err)
 		}
-	})
+	}
 	if prev, found, err := s.replay(ctx, o); found || err != nil {
 		return prev, false, err
 	}

@@ -22,11 +22,14 @@ import (
 	"sync/atomic"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	"github.com/pingcap/failpoint"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 
 	"github.com/chaoskit/chaoskit/inject"
 )
+
+// productQuery is the fault point that stands for the database failing a
+// read: a switch, live in any build.
+var productQuery = inject.NewSwitch("productQuery")
 
 // Product is one item of the shop.
 type Product struct {
@@ -181,11 +184,11 @@ func (s *Store) cleanup() {
 // database failing: timeout, error or latency, as the fault says.
 func (s *Store) Product(ctx context.Context, id int) (Product, error) {
 	s.productQueries.Add(1)
-	failpoint.Inject("productQuery", func(v failpoint.Value) {
+	if v, ok := productQuery.Eval(); ok {
 		if err := inject.Fire(ctx, v); err != nil {
-			failpoint.Return(Product{}, fmt.Errorf("product query: %w", err))
+			return Product{}, fmt.Errorf("product query: %w", err)
 		}
-	})
+	}
 	var p Product
 	err := s.db.QueryRowContext(ctx, `SELECT id, name, category, price_cents, stock FROM products WHERE id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.Category, &p.PriceCents, &p.Stock)

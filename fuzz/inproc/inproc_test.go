@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/demo"
 	_ "github.com/chaoskit/chaoskit/demo/profile" // the demo's failpoints and headers
-	"github.com/chaoskit/chaoskit/demo/store"
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/plan"
@@ -24,24 +22,17 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// needLive skips a test whose faults could never fire: in a plain build
-// failpoint markers are inert. make test and make fuzz build this package
-// with failpoint-toolexec, without the race detector: the in-process demo's
+// needLive skips a test under the race detector: the in-process demo's
 // timeouts (100ms on a database read) and its degrade switch (engaged by a
 // p95 read latency over 100ms) are real-time promises, which the demo keeps
 // when built normally and does not keep slowed several times by the race
 // detector on a shared machine: there its SQLite reads alone trip the
-// switch, and the shop's invariants then judge the machine.
+// switch, and the shop's invariants then judge the machine. The demo's
+// fault points are switches, live in any build.
 func needLive(t testing.TB) {
 	t.Helper()
 	if raceEnabled {
 		t.Skip("the in-process demo's real-time promises do not hold under the race detector: run without -race (make test does)")
-	}
-	if !store.FaultInjectionLive() {
-		if os.Getenv("CHAOSKIT_REQUIRE_LIVE") != "" {
-			t.Fatal("failpoint markers are inert, and CHAOSKIT_REQUIRE_LIVE is set")
-		}
-		t.Skip("failpoint markers are inert in this build: run it with -toolexec failpoint-toolexec (make fuzz, make test)")
 	}
 }
 
