@@ -241,7 +241,7 @@ func binary(t testing.TB, name string, candidates ...string) string {
 	return ""
 }
 
-var debianPackage = map[string]string{"prometheus": "prometheus", "redis-server": "redis-server", "initdb": "postgresql", "postgres": "postgresql"}
+var debianPackage = map[string]string{"git": "git", "prometheus": "prometheus", "redis-server": "redis-server", "initdb": "postgresql", "postgres": "postgresql"}
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t testing.TB) int {
