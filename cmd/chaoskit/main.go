@@ -55,7 +55,7 @@ every command; a file to write is a flag of its own (--output-file).
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v%s (see %s --help)", err, flagHint(c, err), c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd(), newExportCmd(), newInitCmd())
+	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd(), newExportCmd(), newInitCmd(), newDiffCmd())
 	return root
 }
 
