@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/chaoskit/chaoskit/internal/pgbin"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -117,6 +115,14 @@ func (r *run) sharedPort(name string) bool {
 func (r *run) startDeps(ctx context.Context) error {
 	if len(r.sc.Dependencies) == 0 {
 		return nil
+	}
+	for _, d := range r.sc.Dependencies {
+		if d.Postgres != nil {
+			// Refused before anything starts, not after a readiness wait.
+			if _, err := managedClients(); err != nil {
+				return err
+			}
+		}
 	}
 	sweepOutside()
 	if n := pgbin.Sweep(); n > 0 {
@@ -320,11 +326,11 @@ func (d *dependency) check(ctx context.Context) error {
 	case d.spec.Postgres != nil:
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		conn, err := pgconn.Connect(cctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
+		c, err := managedClients()
 		if err != nil {
 			return err
 		}
-		return conn.Close(cctx)
+		return c.PostgresPing(cctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
 	}
 	return dialOnce(ctx, d.ownAddr())
 }

@@ -16,10 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/runner/depclients"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -116,15 +114,18 @@ func (r *run) setupSQL(ctx context.Context, s *plan.SetupStep) (map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	conn, err := pgconn.Connect(ctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=5")
+	c, err := managedClients()
 	if err != nil {
+		return nil, err
+	}
+	dsn := "postgres://postgres:" + url.QueryEscape(d.password) + "@" + d.ownAddr() + "/postgres?sslmode=disable&connect_timeout=5"
+	if err := c.PostgresPing(ctx, dsn); err != nil {
 		return nil, fmt.Errorf("cannot connect to dependency %s: %v", s.Postgres, err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	row := map[string]string{}
 	for _, sc := range s.Scripts {
 		text := r.captures.Fill(sc.Text)
-		results, err := conn.Exec(ctx, text).ReadAll()
+		results, err := c.PostgresExec(ctx, dsn, text)
 		if err != nil {
 			return nil, sqlError(sc, text, len(results), err)
 		}
@@ -136,9 +137,9 @@ func (r *run) setupSQL(ctx context.Context, s *plan.SetupStep) (map[string]strin
 			if len(res.Rows[0]) > 0 && res.Rows[0][0] != nil {
 				row[firstColumn] = string(res.Rows[0][0])
 			}
-			for i, f := range res.FieldDescriptions {
+			for i, name := range res.Columns {
 				if i < len(res.Rows[0]) && res.Rows[0][i] != nil {
-					row["row."+f.Name] = string(res.Rows[0][i])
+					row["row."+name] = string(res.Rows[0][i])
 				}
 			}
 		}
@@ -156,7 +157,7 @@ const firstColumn = "first"
 // done is how many statements of the script completed before the one
 // that failed.
 func sqlError(sc plan.SQLScript, text string, done int, err error) error {
-	var pe *pgconn.PgError
+	var pe *depclients.SQLError
 	if !errors.As(err, &pe) {
 		return err
 	}
@@ -275,18 +276,20 @@ func (r *run) setupRedis(ctx context.Context, s *plan.SetupStep) (map[string]str
 	if err != nil {
 		return nil, err
 	}
-	opts := &redis.Options{Addr: d.ownAddr(), Dialer: dialLoopback(&net.Dialer{Control: loopbackOnly}), MaxRetries: -1, DisableIdentity: true}
+	c, err := managedClients()
+	if err != nil {
+		return nil, err
+	}
+	opts := depclients.Redis{Addr: d.ownAddr(), Dial: dialLoopback(&net.Dialer{Control: loopbackOnly})}
 	if r.sc.RedisPassword(s.Redis) {
 		opts.Password = d.password
 	}
-	c := redis.NewClient(opts)
-	defer c.Close()
 	args := make([]any, len(s.Command))
 	for i, a := range s.Command {
 		args[i] = r.captures.Fill(a)
 	}
-	v, err := c.Do(ctx, args...).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := c.RedisDo(ctx, opts, args)
+	if err != nil {
 		return nil, fmt.Errorf("redis %s: %v", strings.Join(s.Command, " "), err)
 	}
 	out := map[string]string{}
@@ -365,4 +368,14 @@ func shortBody(b []byte) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// managedClients returns the clients of the dependencies chaoskit starts
+// itself, or an error naming the import that registers them.
+func managedClients() (depclients.Clients, error) {
+	if c := depclients.Get(); c != nil {
+		return c, nil
+	}
+	return nil, infra("this program has no PostgreSQL or Redis client for the dependencies chaoskit starts",
+		`import _ "`+depclients.Import+`" in it (chaoskit's CLI does)`, nil)
 }

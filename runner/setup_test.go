@@ -2,9 +2,10 @@ package runner
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/chaoskit/chaoskit/runner/depclients"
 
 	"github.com/chaoskit/chaoskit/plan"
 )
@@ -28,11 +29,11 @@ func TestSQLErrorNamesTheLineAndColumn(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"a syntax error, at its position", file, 0, &pgconn.PgError{Severity: "ERROR", Message: `syntax error at or near "VALUES"`, Position: 42},
+		{"a syntax error, at its position", file, 0, &depclients.SQLError{Severity: "ERROR", Message: `syntax error at or near "VALUES"`, Position: 42},
 			`migrations/001.sql:3:3: ERROR: syntax error at or near "VALUES"`},
-		{"an error without a position, at its statement", file, 2, &pgconn.PgError{Severity: "ERROR", Message: `relation "b" does not exist`},
+		{"an error without a position, at its statement", file, 2, &depclients.SQLError{Severity: "ERROR", Message: `relation "b" does not exist`},
 			`migrations/001.sql:4:1: ERROR: relation "b" does not exist`},
-		{"SQL written in the scenario", plan.SQLScript{File: "s.yaml", Text: script, Inline: true}, 1, &pgconn.PgError{Severity: "ERROR", Message: "no"},
+		{"SQL written in the scenario", plan.SQLScript{File: "s.yaml", Text: script, Inline: true}, 1, &depclients.SQLError{Severity: "ERROR", Message: "no"},
 			"ERROR: no (line 2, column 1 of the sql)"},
 		{"not a server error", file, 0, errors.New("conn closed"), "conn closed"},
 	}
@@ -42,5 +43,15 @@ func TestSQLErrorNamesTheLineAndColumn(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// A program that did not import the clients of the managed dependencies
+// (runner's own tests do not) is told which import it lacks.
+func TestManagedDependenciesNeedTheirClientsImported(t *testing.T) {
+	_, err := managedClients()
+	var ie *InfraError
+	if !errors.As(err, &ie) || !strings.Contains(ie.Fix, `import _ "github.com/chaoskit/chaoskit/runner/depclients/pgredis"`) {
+		t.Fatalf("managedClients() = %v, want an infrastructure error naming the import", err)
 	}
 }

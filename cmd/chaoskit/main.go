@@ -24,6 +24,9 @@ import (
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
+	// The PostgreSQL and Redis clients of the dependencies a run starts
+	// itself (postgres:, setup steps): the CLI runs any scenario.
+	_ "github.com/chaoskit/chaoskit/runner/depclients/pgredis"
 )
 
 // usageError marks bad flags or arguments (exit 2).
