@@ -29,7 +29,7 @@ func billPairs(base, head []Run) []BillPair {
 			if r.Measurement == nil {
 				continue
 			}
-			for _, b := range r.Measurement.Bills {
+			for _, b := range billsNamed(r.Measurement.Bills) {
 				k := billKey{r.Scenario, b.Phase, b.Fault}
 				if _, ok := bs[k]; !ok {
 					if _, ok := hs[k]; !ok {

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -156,5 +157,48 @@ func TestNewAndGone(t *testing.T) {
 		if len([]rune(l)) > 80 {
 			t.Errorf("line wider than 80: %q", l)
 		}
+	}
+}
+
+func TestJSONAndRepeatedFaults(t *testing.T) {
+	ms := time.Millisecond
+	mk := func(failed int) Run {
+		r := run(40*ms, 900, 20, 5*time.Second, contract.Pass)
+		r.Measurement.Bills = []contract.Bill{
+			{Fault: "db/timeout", Phase: "db-timeout", Requests: 100, Failed: 1},
+			{Fault: "db/timeout", Phase: "db-timeout", Requests: 100, Failed: failed},
+		}
+		return r
+	}
+	r, err := Compare([]Run{mk(1), mk(2)}, []Run{mk(60), mk(70)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]Word{}
+	for _, f := range r.Figures {
+		if f.Name == "bill.failed" {
+			words[f.Fault] = f.Word
+		}
+	}
+	if words["db/timeout"] != Same || words["db/timeout #2"] != Regressed {
+		t.Errorf("bill.failed words %v, want the first time same, the second regressed", words)
+	}
+	if len(r.Bills) != 2 || r.Bills[1].Fault != "db/timeout #2" || r.Bills[1].Head.Failed != 65 {
+		t.Errorf("bills %+v, want two, the second's head failing 65 (the median)", r.Bills)
+	}
+	var b strings.Builder
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Headline    string   `json:"headline"`
+		Regressions int      `json:"regressions"`
+		Figures     []Figure `json:"figures"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Regressions != 1 || len(back.Figures) != len(r.Figures) || !strings.HasPrefix(back.Headline, "1 regression,") {
+		t.Errorf("JSON: %d regressions, %d figures, headline %q", back.Regressions, len(back.Figures), back.Headline)
 	}
 }

@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -139,9 +138,6 @@ func figures(r Run) *figureSet {
 				groups[statusGroup(code)] += n
 			}
 			for _, g := range []string{"2xx", "3xx", "4xx", "5xx", "none"} {
-				if g == "3xx" && groups[g] == 0 {
-					continue
-				}
 				w := Higher
 				if g == "2xx" {
 					w = Lower
@@ -153,7 +149,7 @@ func figures(r Run) *figureSet {
 				s.num(at("breaker."+b.Name+".transitions"), UnitCount, Higher, float64(b.Transitions))
 			}
 		}
-		for _, b := range m.Bills {
+		for _, b := range billsNamed(m.Bills) {
 			billFigures(s, sc, b)
 		}
 	}
@@ -194,6 +190,23 @@ func figures(r Run) *figureSet {
 		s.unknown(Key{Scenario: sc, Name: "run"}, UnitVerdict, Lower, r.Err)
 	}
 	return s
+}
+
+// billsNamed gives a fault switched on more than once in one phase a
+// number after its name from its second time on (db/timeout #2), so that
+// each time has figures of its own.
+func billsNamed(bills []contract.Bill) []contract.Bill {
+	seen := map[[2]string]int{}
+	out := make([]contract.Bill, len(bills))
+	for i, b := range bills {
+		k := [2]string{b.Phase, b.Fault}
+		seen[k]++
+		if n := seen[k]; n > 1 {
+			b.Fault = fmt.Sprintf("%s #%d", b.Fault, n)
+		}
+		out[i] = b
+	}
+	return out
 }
 
 // billFigures adds the figures of one fault's bill. Shares are compared,
@@ -299,7 +312,7 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// sortedKeys is the union of the keys of sets, in the order first met.
+// unionKeys is the union of the keys of sets, in the order first met.
 func unionKeys(sets ...[]*figureSet) []Key {
 	seen := map[Key]bool{}
 	var out []Key
@@ -315,5 +328,3 @@ func unionKeys(sets ...[]*figureSet) []Key {
 	}
 	return out
 }
-
-var _ = sort.Strings

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,35 @@ func TestFixtureBill(t *testing.T) {
 	}
 	if got := back.Scenarios[0].Bills; len(got) != 1 || got[0].Failed != 30 || got[0].Recovered == nil || *got[0].Recovered != 990*time.Millisecond {
 		t.Errorf("report.json bills %+v", got)
+	}
+}
+
+// TestCheckFigures checks that the judge gives each check's figure as a
+// number with its unit and worse side, as builds are compared on it.
+func TestCheckFigures(t *testing.T) {
+	r := fixtureReport(t)
+	got := map[string]string{}
+	for _, c := range r.Scenarios[0].Contracts {
+		for _, ch := range c.Checks {
+			if ch.Value != nil {
+				got[ch.Expect] = fmt.Sprintf("%.3g %s %s", *ch.Value, ch.Unit, ch.Worse)
+			} else {
+				got[ch.Expect] = "none"
+			}
+		}
+	}
+	for expect, want := range map[string]string{
+		`p99 latency < 150ms`:      "0.00", // seconds: a few ms
+		`fallback("cache") >= 99%`: "100 % lower",
+		`status == 200 for >= 99%`: "100 % lower",
+		`time_to_recover < 6s`:     " s higher",
+		`stale <= 30s`:             " s higher",
+	} {
+		if !strings.Contains(got[expect], want) {
+			t.Errorf("%s: figure %q, want it to hold %q", expect, got[expect], want)
+		}
+	}
+	if g := got[`p99 latency < 150ms`]; !strings.HasSuffix(g, " s higher") {
+		t.Errorf("p99: %q, want seconds, higher worse", g)
 	}
 }
