@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -126,5 +127,25 @@ func TestMakeDemoWritesEveryReport(t *testing.T) {
 	fs, err := reports.ParseFormats(formats)
 	if err != nil || !slices.Contains(fs, reports.HTML) || !slices.Contains(fs, reports.Table) {
 		t.Errorf("make demo writes the formats %q (%v), want the table and HTML among them:\n%s", formats, err, out)
+	}
+}
+
+// chaoskit schema prints the scenario format's JSON Schema, the one
+// package plan's tests validate every bundled scenario against.
+func TestSchemaCommandPrintsTheSchema(t *testing.T) {
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs([]string{"schema"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := plan.JSONSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(bytes.TrimSpace(out.Bytes()), want) {
+		t.Errorf("chaoskit schema printed %d bytes, not plan.JSONSchema's %d", out.Len(), len(want))
 	}
 }

@@ -58,7 +58,7 @@ every command; a file to write is a flag of its own (--output-file).
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v%s (see %s --help)", err, flagHint(c, err), c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd(), newExportCmd(), newInitCmd(), newDiffCmd())
+	root.AddCommand(newRunCmd(), newReportCmd(), newValidateCmd(), newDemoCmd(), newVersionCmd(), newRollbackCmd(), newPointsCmd(), newBuildCmd(), newFuzzCmd(), newExploreCmd(), newExportCmd(), newInitCmd(), newDiffCmd(), newSchemaCmd())
 	return root
 }
 
