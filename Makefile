@@ -8,7 +8,9 @@ CACHE    := $(CURDIR)/.cache
 # Fault-injection builds get their own build cache and scratch dir: the Go
 # build cache cannot tell rewritten objects from normal ones (see faultbuild).
 FI_CACHE := $(CACHE)/faultbuild
-VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# The CLI's tag (vX.Y.Z; the nested modules' tags, inject/vX.Y.Z and the
+# like, are not its versions): docs/modules.md, "Versions".
+VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 FUZZTIME ?= 20s
 # A new input is minimised for at most this long, so that slow targets

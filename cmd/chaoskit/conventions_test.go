@@ -74,9 +74,16 @@ func TestVersionFlag(t *testing.T) {
 	if res.code != 0 || !strings.HasPrefix(res.stdout, "chaoskit ") {
 		t.Errorf("--version: exit %d, %q", res.code, res.stdout)
 	}
+	// A release build (make build at a tag: -X main.version) prints the
+	// tag, as docs/modules.md says.
+	defer func(v string) { version = v }(version)
+	version = "v0.4.0"
+	if res := inProcess(t, "--version"); res.stdout != "chaoskit v0.4.0\n" {
+		t.Errorf("--version of a v0.4.0 build: %q", res.stdout)
+	}
 	res = inProcess(t, "version", "-o", "json")
 	var b buildInfo
-	if err := json.Unmarshal([]byte(res.stdout), &b); err != nil || b.Go == "" {
+	if err := json.Unmarshal([]byte(res.stdout), &b); err != nil || b.Go == "" || b.Version != "v0.4.0" {
 		t.Errorf("version -o json: %v %q", err, res.stdout)
 	}
 	res = inProcess(t, "version", "--json")
