@@ -816,6 +816,7 @@ func (v *validator) validateTarget() {
 		}
 	}
 	v.validateMetricsProbe(t.Metrics)
+	v.validateTLS()
 	if t.StopGrace == 0 {
 		t.StopGrace = Duration(DefaultStopGrace)
 	}

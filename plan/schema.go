@@ -113,6 +113,9 @@ type Target struct {
 	// StopGrace is how long the target gets to exit after SIGTERM before it
 	// is killed; default 3s.
 	StopGrace Duration `yaml:"stop_grace"`
+	// TLS, for an https:// url, is how chaoskit checks the target's
+	// certificate (see TLS).
+	TLS *TLS `yaml:"tls"`
 }
 
 // DemoTarget starts `chaoskit demo serve` with Args.

@@ -228,6 +228,7 @@ func TestProbes(t *testing.T) {
 		{`  - {name: click, postgres: db, sql: "SELECT 1"}`, `probes.yaml:20:14: probe("clicks") reads a probe the scenario does not declare (did you mean "click"?)`},
 		{`  - {name: clicks, http: POST /stats, value: "{json.n}"}`, `probes.yaml:11:26: probe "clicks" sends POST; a probe must not change what it reads`},
 		{`  - {name: clicks, http: GET /stats}`, `probes.yaml:11:5: probe "clicks" needs value: where in the answer its number is`},
+		{`  - {name: clicks, postgres: dbx, sql: "SELECT 1"}`, `probes.yaml:11:30: no dependency named "dbx" (did you mean "db"?)`},
 		{`  - {name: clicks, postgres: cache, sql: "SELECT 1"}`, `probes.yaml:11:30: dependency "cache" is not a postgres one`},
 		{`  - {name: clicks, redis: db, command: [PING]}`, `probes.yaml:11:27: dependency "db" is not a command dependency`},
 		{`  - {name: clicks, postgres: db, sql: "SELECT 1", value: "{row.n}"}`, `probe "clicks": value is for http probes`},

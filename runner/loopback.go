@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -84,11 +85,25 @@ var errRedirect = errors.New("chaoskit follows no redirects")
 // by timeout. A redirect is not followed: the client returns it as the
 // response, so the caller sees the 3xx and where it pointed.
 func ControlClient(timeout time.Duration) *http.Client {
+	return controlClientTLS(timeout, nil)
+}
+
+// targetClient is ControlClient speaking TLS to the target as target.tls
+// says: the requests of chaoskit's own to the target (readiness, samples,
+// setup steps, probes, read-backs).
+func (r *run) targetClient(timeout time.Duration) *http.Client {
+	return controlClientTLS(timeout, r.tls.config)
+}
+
+// controlClientTLS is ControlClient with a TLS configuration for https://
+// URLs (nil: the default one, the system's roots).
+func controlClientTLS(timeout time.Duration, cfg *tls.Config) *http.Client {
 	d := &net.Dialer{Timeout: timeout, Control: loopbackOnly}
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
 			DialContext:         dialLoopback(d),
+			TLSClientConfig:     cfg,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     30 * time.Second,
 		},

@@ -110,7 +110,7 @@ func TestLoadRequestsInFlightEndWhenTheRunStops(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	stop, cancel := context.WithCancel(context.Background())
-	c, done := newClient(stop, plan.Load{Timeout: plan.Duration(time.Minute)})
+	c, done := newClient(stop, plan.Load{Timeout: plan.Duration(time.Minute)}, nil)
 	defer done()
 	errs := make(chan error, 1)
 	go func() {

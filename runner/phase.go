@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -59,7 +60,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		return err
 	}
 	gen.SetCaptures(r.captures)
-	client, closeClient := newClient(ctx, load)
+	client, closeClient := newClient(ctx, load, r.tls.config)
 	defer closeClient()
 	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}
 	targeter := func(t *vegeta.Target) error {
@@ -610,11 +611,12 @@ func truncateHeader(v string) string {
 // flight are cut short: vegeta cannot cancel the requests it sent, and a
 // stopping run must not wait for a service that hangs. done releases the
 // client.
-func newClient(stop context.Context, l plan.Load) (client *http.Client, done func()) {
+func newClient(stop context.Context, l plan.Load, tlsConfig *tls.Config) (client *http.Client, done func()) {
 	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
 	open := &openConns{open: map[*trackedConn]struct{}{}}
 	tr := &http.Transport{
 		DialContext:         open.dial(dialLoopback(dialer)),
+		TLSClientConfig:     tlsConfig,
 		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
 		MaxConnsPerHost:     l.Connections,
 		IdleConnTimeout:     30 * time.Second,

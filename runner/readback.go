@@ -46,7 +46,7 @@ func (r *run) readBack(ctx context.Context) error {
 	if t := r.sc.Load.Timeout.D(); t > 0 && t < timeout {
 		timeout = t
 	}
-	client := ControlClient(timeout)
+	client := r.targetClient(timeout)
 	defer client.CloseIdleConnections()
 
 	// The phases have just ended: each rule's read_within counts from here.

@@ -166,6 +166,8 @@ type run struct {
 	passwords map[string]string
 	// captures are the values the setup steps captured ({capture.NAME}).
 	captures plan.Captures
+	// tls is how the run speaks TLS to the target (target.tls).
+	tls      targetTLS
 	proxies  *netfault.Proxies
 	proxyLog *os.File
 	// phaseBase is how many requests the phases before the running one
@@ -278,6 +280,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 			err = rbErr
 		}
 		r.stopTarget(ctx)
+		r.removeTLS()
 		if r.tgt != nil {
 			r.tgt.client.CloseIdleConnections()
 		}
@@ -298,6 +301,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	}
 
 	if err := r.allocatePorts(); err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.prepareTLS(); err != nil {
 		return res, r.stopped(ctx, err)
 	}
 	if err := r.startDeps(ctx); err != nil {

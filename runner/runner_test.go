@@ -410,7 +410,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 		http2 *bool
 		want  string
 	}{{&on, "HTTP/2.0"}, {&off, "HTTP/1.1"}, {nil, "HTTP/1.1"}} {
-		c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2})
+		c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2}, nil)
 		resp, err := c.Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -425,7 +425,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 
 func TestLoadGoesToLoopbackOnly(t *testing.T) {
 	// The load's client refuses a URL naming another address.
-	c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second)})
+	c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second)}, nil)
 	_, err := c.Get("http://192.0.2.1:9/")
 	if err == nil || !strings.Contains(err.Error(), errNotLoopback.Error()) {
 		t.Errorf("dial to 192.0.2.1: %v", err)

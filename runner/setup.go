@@ -342,7 +342,7 @@ func (r *run) setupHTTP(ctx context.Context, s *plan.SetupStep) (*setupResponse,
 	for k, v := range s.Headers {
 		req.Header.Set(k, r.captures.Fill(v))
 	}
-	resp, err := ControlClient(s.StepTimeout()).Do(req)
+	resp, err := r.targetClient(s.StepTimeout()).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %v", method, path, err)
 	}

@@ -50,7 +50,7 @@ const startAttempts = 3
 // startTarget brings the scenario's target up and waits until it is ready.
 func (r *run) startTarget(ctx context.Context) (*target, error) {
 	spec := r.sc.Target
-	t := &target{spec: spec, client: ControlClient(controlTimeout)}
+	t := &target{spec: spec, client: r.targetClient(controlTimeout)}
 	var err error
 	if spec.Demo != nil || spec.Command != nil {
 		if t.token, err = newControlToken(); err != nil {
@@ -193,7 +193,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 			}
 			ports[n] = p
 		}
-		spec := r.sc.Target.WithPorts(ports).WithPasswords(r.passwords)
+		spec := r.sc.Target.WithPorts(ports).WithPasswords(r.passwords).WithTLSFiles(r.tls.files)
 		// A service is given a control endpoint only when the scenario
 		// switches failpoints: one without markers serves none, and
 		// readiness would wait for it in vain.
@@ -212,7 +212,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build --output-file BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
-		var env []string
+		env := r.tlsEnv()
 		if spec.Failpoints != "" {
 			env = append(env, t.controlEnv(hostPort(spec.Failpoints))...)
 		}
