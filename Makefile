@@ -225,6 +225,14 @@ fuzz-demo: build
 # The time from the moment each fault switch was due until the control
 # endpoint acknowledged it, over ACK_RUNS runs of the bundled scenarios:
 # count, 99th percentile (nearest rank) and maximum.
+# The demo diffed against itself DIFF_TRIES times (3 runs a side each),
+# then again with one core kept busy: every diff must exit 0, noise is no
+# regression (docs/diff.md). About 10 minutes; not part of make test.
+DIFF_TRIES ?= 10
+diff-noise: build
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_DIFF_NOISE=$(DIFF_TRIES) $(GO) test -count=1 -timeout 30m -run 'TestDiffSelfIsQuiet' -v ./cmd/chaoskit
+	CHAOSKIT_BIN=$(BIN)/chaoskit CHAOSKIT_DIFF_NOISE=$(DIFF_TRIES) CHAOSKIT_DIFF_BUSY=1 $(GO) test -count=1 -timeout 30m -run 'TestDiffSelfIsQuiet' -v ./cmd/chaoskit
+
 ack-p99: build
 	@rm -rf $(CACHE)/ack; for i in $$(seq $(ACK_RUNS)); do \
 		$(BIN)/chaoskit run --bundled --report-dir $(CACHE)/ack/$$i >/dev/null || exit 1; \

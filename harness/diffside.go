@@ -213,7 +213,7 @@ func BuildRevision(ctx context.Context, rev string, o BuildOptions) (Built, erro
 	b.Binary = filepath.Join(bins, name)
 	if st, err := os.Stat(b.Binary); err == nil && st.Mode().IsRegular() {
 		b.Cached = true
-		logf(o.Log, "  %s: %s reused (tree %s)\n", rev, b.Binary, short(b.Tree))
+		logf(o.Log, "  %s: reused %s (tree %s)\n", rev, b.Binary, short(b.Tree))
 		return b, nil
 	}
 	if err := os.MkdirAll(bins, 0o755); err != nil {

@@ -1,11 +1,13 @@
 package testserver
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FallbackSleep is the line the second commit of DiffRepo adds to the
@@ -41,6 +43,12 @@ func DiffRepo(t testing.TB, root string) string {
 		return os.WriteFile(filepath.Join(dir, rel), data, 0o644)
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A file of this repository's own makes its trees new: a build cache
+	// kept across tests never holds them yet.
+	nonce := fmt.Sprintf("%s %d\n", t.Name(), time.Now().UnixNano())
+	if err := os.WriteFile(filepath.Join(dir, "NONCE"), []byte(nonce), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	Git(t, dir, "init", "-q", "-b", "main")

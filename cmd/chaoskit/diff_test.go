@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/internal/testserver"
+)
+
+// diffScenario is the demo's DB-timeout scenario with short phases: the
+// fewest seconds that still show a fallback served, or not.
+const diffScenario = `name: db-timeout-short
+target:
+  demo:
+    args: []
+load:
+  rate: 200/s
+  timeout: 1s
+  requests:
+    - path: /products/{1..50}
+phases:
+  - name: warmup
+    duration: 1s
+  - name: db-timeout
+    duration: 2s
+    faults:
+      - point: store/productQuery
+        action: timeout
+  - name: recovery
+    duration: 1s
+contracts:
+  - name: on DB timeout return cached data
+    phase: db-timeout
+    settle: 500ms
+    expect:
+      - header("X-Chaoskit-Source") == "cache" for >= 99%
+`
+
+// breakerScenario fails the database for a while and watches the db
+// breaker close again after it.
+const breakerScenario = `name: db-errors-breaker-short
+target:
+  demo:
+    args: []
+load:
+  rate: 200/s
+  timeout: 1s
+  requests:
+    - path: /products/{1..50}
+phases:
+  - name: warmup
+    duration: 1s
+  - name: db-errors
+    duration: 1500ms
+    faults:
+      - point: store/productQuery
+        action: error
+  - name: recovery
+    duration: 4s
+contracts:
+  - name: the breaker closes after the fault
+    phase: recovery
+    expect:
+      - breaker("db") closes within 3500ms after fault
+`
+
+func TestDiffNoFallbackRegresses(t *testing.T) {
+	bin := chaoskitBin(t)
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "db.yaml", diffScenario)
+	out := filepath.Join(dir, "out")
+	r := runBin(t, bin, "diff", sc, "--head-arg=--no-fallback", "--runs", "1", "--report-dir", out, "--format", "table,markdown")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (a regression)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "diff.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"share.fallback", "regressed"} {
+		if !strings.Contains(r.stdout, want) || !strings.Contains(string(md), want) {
+			t.Errorf("the table and diff.md do not say %q\n%s\n%s", want, r.stdout, md)
+		}
+	}
+	for _, run := range []string{"db-timeout-short-base-1", "db-timeout-short-head-1"} {
+		if _, err := os.Stat(filepath.Join(out, run, "timeline.jsonl")); err != nil {
+			t.Errorf("run directory %s: %v", run, err)
+		}
+	}
+}
+
+// TestDiffSlowerBreakerRegresses: a breaker that stays open three times
+// longer (3 s, not the demo's 1 s) passes the contract on both sides, and
+// the diff still says the head recovers later.
+func TestDiffSlowerBreakerRegresses(t *testing.T) {
+	bin := chaoskitBin(t)
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "breaker.yaml", breakerScenario)
+	policies := writeFile(t, dir, "policies.yaml", "breakers:\n  db:\n    open_duration: 3s\n")
+	r := runBin(t, bin, "diff", sc, "--head-arg=--policies="+policies, "--runs", "1", "--report-dir", filepath.Join(dir, "out"), "--format", "table")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (a regression)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !regressedLine(r.stdout, "breaker.db.open") && !regressedLine(r.stdout, "recover") {
+		t.Errorf("no regression of the breaker's time open or of the recovery:\n%s", r.stdout)
+	}
+}
+
+// regressedLine says whether a line of the table names figure and the
+// word regressed.
+func regressedLine(table, figure string) bool {
+	for _, line := range strings.Split(table, "\n") {
+		if strings.Contains(line, figure) && strings.HasSuffix(strings.TrimSpace(line), "regressed") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDiffRevisions diffs two commits of the diff fixture by revision:
+// the second slows its fallback by 40 ms, which the head's p99 under the
+// store's outage shows. A second diff reuses both builds.
+func TestDiffRevisions(t *testing.T) {
+	bin := chaoskitBin(t)
+	root := repoRoot(t)
+	repo := testserver.DiffRepo(t, root)
+	cache := filepath.Join(root, ".cache")
+	var took []time.Duration
+	for i, want := range []string{"building", "reused"} {
+		began := time.Now()
+		r := runBin(t, bin, "diff", filepath.Join(repo, "scenario.yaml"), "-C", repo, "--base", "HEAD~1", "--head", "HEAD",
+			"--runs", "1", "--cache", cache, "--report-dir", filepath.Join(t.TempDir(), "out"), "--format", "table", "--gate", "*p99*")
+		took = append(took, time.Since(began))
+		if r.code != 1 {
+			t.Fatalf("diff %d: exit %d, want 1\n%s\n%s", i+1, r.code, r.stdout, r.stderr)
+		}
+		if n := strings.Count(r.stdout, "HEAD~1: "+want) + strings.Count(r.stdout, "HEAD: "+want); n != 2 {
+			t.Errorf("diff %d: %d revisions %s, want both\n%s", i+1, n, want, r.stdout)
+		}
+		if !regressedLine(r.stdout, "store-down · p99") {
+			t.Errorf("diff %d: the p99 under the outage did not regress\n%s", i+1, r.stdout)
+		}
+	}
+	t.Logf("first diff (two builds) %v, second (builds reused) %v", took[0].Round(time.Millisecond), took[1].Round(time.Millisecond))
+	if status := testserver.Git(t, repo, "status", "--porcelain"); status != "" {
+		t.Errorf("the work tree changed: %s", status)
+	}
+	r := runBin(t, bin, "diff", filepath.Join(repo, "scenario.yaml"), "-C", repo, "--base", "no-such-rev", "--cache", cache, "--report-dir", filepath.Join(t.TempDir(), "out"))
+	if r.code != 2 || !strings.Contains(r.stderr, `unknown revision "no-such-rev"`) {
+		t.Errorf("unknown revision: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestDiffSelfIsQuiet diffs the demo against itself CHAOSKIT_DIFF_NOISE
+// times (default: not run; make diff-noise runs it 10 times) with the
+// default 3 runs a side, and wants exit 0 every time: noise is no
+// regression. CHAOSKIT_DIFF_BUSY=1 keeps one core busy meanwhile.
+func TestDiffSelfIsQuiet(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("CHAOSKIT_DIFF_NOISE"))
+	if n <= 0 {
+		t.Skip("set CHAOSKIT_DIFF_NOISE=10 (make diff-noise)")
+	}
+	bin := chaoskitBin(t)
+	if os.Getenv("CHAOSKIT_DIFF_BUSY") != "" {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // one core busy, as another job on a CI runner would keep it
+			for x := 0; ; x++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1<<20; i++ {
+					x ^= i
+				}
+			}
+		}()
+	}
+	dir := t.TempDir()
+	sc := writeFile(t, dir, "db.yaml", diffScenario)
+	quiet := 0
+	for i := 1; i <= n; i++ {
+		r := runBin(t, bin, "diff", sc, "--report-dir", filepath.Join(dir, fmt.Sprint("out", i)), "--format", "table")
+		head := r.stdout
+		if k := strings.Index(head, "diff: "); k >= 0 {
+			head, _, _ = strings.Cut(head[k:], "\n")
+		}
+		t.Logf("try %d: exit %d, %s", i, r.code, head)
+		if r.code == 0 {
+			quiet++
+		} else {
+			t.Errorf("try %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+	}
+	t.Logf("%d of %d self-diffs exited 0", quiet, n)
+}
