@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
@@ -146,7 +147,7 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 	for _, f := range []*os.File{ctlR, repW, outW, errW} {
 		f.Close()
 	}
-	ss := supervisorSpec{Argv: argv, Env: lastWins(append(os.Environ(), env...))}
+	ss := supervisorSpec{Argv: argv, Env: lastWins(append(inheritedEnv(), env...))}
 	if c := opts.Credential; c != nil {
 		ss.Uid, ss.Gid = &c.Uid, &c.Gid
 	}
@@ -416,6 +417,24 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// inheritedEnv is the part of chaoskit's environment a process it starts
+// inherits: all of it but the variables that make a process serve a
+// failpoint control endpoint (GO_FAILPOINTS_HTTP, CHAOSKIT_FAILPOINTS_HTTP).
+// Exported in a user's shell for something else, they would have every
+// target and dependency bind that address; a target gets them when the
+// scenario asks, from the run (target.failpoints) or its command.env.
+func inheritedEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "GO_FAILPOINTS_HTTP" || name == inject.ControlEnv {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // lastWins keeps the last entry of each variable in env, as os/exec does: a

@@ -454,8 +454,14 @@ func activeFaults(t *testing.T, control string) map[string]string {
 // holds an event matching until.
 func startChaoskit(t *testing.T, bin, scenario, out, runName string, until func(timeline.Event) bool) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return startChaoskitEnv(t, nil, bin, scenario, out, runName, until)
+}
+
+// startChaoskitEnv is startChaoskit with env added to the environment.
+func startChaoskitEnv(t *testing.T, env []string, bin, scenario, out, runName string, until func(timeline.Event) bool) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(bin, "run", scenario, "--report-dir", out)
-	cmd.Env = testEnv(t)
+	cmd.Env = append(testEnv(t), env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Start(); err != nil {
