@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 
 	"github.com/chaoskit/chaoskit/diff"
@@ -78,10 +79,31 @@ func Diff(ctx context.Context, scs []*plan.Scenario, opts DiffOptions, ro DiffRe
 	if err := writeDiffReports(opts.ReportDir, table, opts.Width, res, ro); err != nil {
 		return res, err
 	}
+	if g := unmatchedGate(res, ro.Compare.Gate); g != "" {
+		// A misspelled gate would gate nothing, and pass every diff.
+		return res, exitcode.New(exitcode.Invalid, "--gate %s names no figure of this diff: give a figure's name (p99, share.fallback, status.5xx, bill.failed, verdict, …; diff.json lists them) or a glob of them", g)
+	}
 	if res.Regressed() {
 		return res, ErrRegressed
 	}
 	return res, nil
+}
+
+// unmatchedGate returns the first gate that matches no figure's name.
+func unmatchedGate(res *diff.Result, gates []string) string {
+	for _, g := range gates {
+		matched := false
+		for _, f := range res.Figures {
+			if ok, _ := path.Match(g, f.Name); ok {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return g
+		}
+	}
+	return ""
 }
 
 // writeDiffReports writes res in the formats ro names.

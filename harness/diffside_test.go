@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/diff"
 	"github.com/chaoskit/chaoskit/faultbuild"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/testserver"
@@ -128,6 +129,15 @@ func TestBuildRevision(t *testing.T) {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "src-") {
 			t.Errorf("the exported tree %s was left behind", e.Name())
+		}
+	}
+}
+
+func TestUnmatchedGate(t *testing.T) {
+	res := &diff.Result{Figures: []diff.Figure{{Key: diff.Key{Name: "p99"}}, {Key: diff.Key{Name: "bill.failed"}}}}
+	for gates, want := range map[string]string{"p99": "", "bill.*": "", "p99,p999": "p999", "*": ""} {
+		if got := unmatchedGate(res, strings.Split(gates, ",")); got != want {
+			t.Errorf("gates %s: %q, want %q", gates, got, want)
 		}
 	}
 }
