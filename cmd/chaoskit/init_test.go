@@ -50,7 +50,7 @@ func TestInitBaselineThenRun(t *testing.T) {
 			passed, failed := tally(rep)
 			t.Logf("%s: %d proposed, %d passed on the service", name, proposed, passed)
 			if r.code != 0 || passed != proposed || failed != 0 {
-				t.Fatalf("run exit %d: %d of %d proposed contracts passed\n%s", r.code, passed, proposed, r.stderr)
+				t.Fatalf("run exit %d: %d of %d proposed contracts passed%s\n%s", r.code, passed, proposed, notPassed(rep), r.stderr)
 			}
 
 			build := exec.Command("go", "build", "-tags", "nofallback", "-o", filepath.Join(dir, "bin", name), ".")
@@ -76,6 +76,20 @@ func decodeReport(t *testing.T, r result) reportJSON {
 		t.Fatalf("report on stdout: %v\n%s\n%s", err, r.stdout, r.stderr)
 	}
 	return rep
+}
+
+// notPassed lists the contracts that did not pass, with what they
+// measured against what they expected.
+func notPassed(rep reportJSON) string {
+	var b strings.Builder
+	for _, sc := range rep.Scenarios {
+		for _, c := range sc.Contracts {
+			if c.Verdict != "pass" {
+				fmt.Fprintf(&b, "\n  %s: %s in %s, measured %s, expected %s", c.Verdict, c.Name, c.Phase, c.Measured, c.Expected)
+			}
+		}
+	}
+	return b.String()
 }
 
 func tally(rep reportJSON) (passed, failed int) {
