@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -167,20 +168,19 @@ func TestDiffSelfIsQuiet(t *testing.T) {
 	}
 	bin := chaoskitBin(t)
 	if os.Getenv("CHAOSKIT_DIFF_BUSY") != "" {
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() { // one core busy, as another job on a CI runner would keep it
-			for x := 0; ; x++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for i := 0; i < 1<<20; i++ {
-					x ^= i
-				}
-			}
-		}()
+		// One core busy in another process, as another job on a CI runner
+		// would keep it.
+		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer null.Close()
+		busy := exec.Command("yes")
+		busy.Stdout = null
+		if err := busy.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = busy.Process.Kill(); _ = busy.Wait() }()
 	}
 	dir := t.TempDir()
 	sc := writeFile(t, dir, "db.yaml", diffScenario)
