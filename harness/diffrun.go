@@ -109,6 +109,12 @@ func RunDiff(ctx context.Context, scs []*plan.Scenario, opts DiffOptions) (_ []D
 	if opts.Base.same(opts.Head) {
 		fmt.Fprintln(out, "note: base and head are the same build: this diff measures the machine's noise")
 	}
+	// The builds first: an unknown revision leaves no directory behind.
+	for _, s := range []*sideTarget{&base, &head} {
+		if s.Program, err = sideProgram(ctx, s.Side, scs, opts); err != nil {
+			return nil, nil, err
+		}
+	}
 	unlock, err := claimReportDir(opts.ReportDir, opts.Tool, diffReportFiles)
 	if err != nil {
 		return nil, nil, err
@@ -118,11 +124,6 @@ func RunDiff(ctx context.Context, scs []*plan.Scenario, opts DiffOptions) (_ []D
 			unlock()
 		}
 	}()
-	for _, s := range []*sideTarget{&base, &head} {
-		if s.Program, err = sideProgram(ctx, s.Side, scs, opts); err != nil {
-			return nil, nil, err
-		}
-	}
 	var res []DiffScenario
 	for _, sc := range scs {
 		ds := DiffScenario{Scenario: sc}

@@ -185,7 +185,7 @@ func BuildRevision(ctx context.Context, rev string, o BuildOptions) (Built, erro
 		return b, exitcode.New(exitcode.Invalid, "revision %q: a revision does not start with -", rev)
 	}
 	if b.Commit, err = git(ctx, root, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}"); err != nil {
-		return b, exitcode.New(exitcode.Invalid, "unknown revision %q in %s: %v (give a branch, a tag or a commit: git log --oneline shows them)", rev, root, err)
+		return b, exitcode.New(exitcode.Invalid, "unknown revision %q in %s (give a branch, a tag or a commit: git log --oneline shows them)", rev, root)
 	}
 	if b.Tree, err = git(ctx, root, "rev-parse", b.Commit+"^{tree}"); err != nil {
 		return b, &runner.InfraError{Msg: "cannot read the tree of " + rev, Err: err}
