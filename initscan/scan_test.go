@@ -147,8 +147,8 @@ func TestDemo(t *testing.T) {
 	if !slices.Equal(deps, wantDeps) {
 		t.Errorf("dependencies %q, want %q", deps, wantDeps)
 	}
-	if len(svc.Points) != 7 {
-		t.Errorf("%d failpoints, want the demo's 7", len(svc.Points))
+	if len(svc.Points) != 6 {
+		t.Errorf("%d fault points, want the demo's 6 switches", len(svc.Points))
 	}
 	if len(svc.Resilience) == 0 {
 		t.Error("no resilience call found in the demo")
