@@ -2,7 +2,9 @@ package contract
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/timeline"
@@ -89,7 +91,10 @@ func noRequests(res CheckResult) CheckResult {
 }
 
 // rateCheck is `rps >= 100` (requests per second of the window) or
-// `count >= 50` (requests in it).
+// `count >= 50` (requests in it), and their `admitted` forms: the requests
+// the service let in, judged on what chaoskit sent and what came back
+// (any answer but 429 and 503, the statuses of a refusal; headers are not
+// read), so that a limiter that misreports itself cannot pass.
 type rateCheck struct {
 	src      string
 	what     string
@@ -98,36 +103,78 @@ type rateCheck struct {
 	wantText string
 }
 
-// rateAcc counts the window's requests.
+// rateAcc counts the window's requests; for the admitted forms, the
+// admitted ones and those that got no response (admitted or refused,
+// unknown).
 type rateAcc struct {
-	c *rateCheck
-	w *window
-	n int
+	c       *rateCheck
+	w       *window
+	n       int
+	unknown int
 }
 
 func (c *rateCheck) start(w *window) acc { return &rateAcc{c: c, w: w} }
 
-func (a *rateAcc) add(_ *timeline.Request, in bool, _ *classed) {
-	if in {
+func (c *rateCheck) admitted() bool { return strings.HasPrefix(c.what, "admitted") }
+
+// refused says whether an answer is a refusal: the statuses a rate limiter
+// or a load shedder answers with.
+func refused(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+}
+
+func (a *rateAcc) add(q *timeline.Request, in bool, _ *classed) {
+	if !in {
+		return
+	}
+	switch {
+	case !a.c.admitted():
+		a.n++
+	case q.Status == 0:
+		a.unknown++
+	case !refused(q.Status):
 		a.n++
 	}
 }
 
-func (a *rateAcc) figure() figure {
-	f := figure{v: float64(a.n), shown: strconv.Itoa(a.n), samples: a.n}
-	if a.c.what == "rps" {
-		f.v /= a.w.end.Sub(a.w.start).Seconds()
-		f.shown = fmtNum(f.v) + "/s"
+func (a *rateAcc) perWindow(n int) (float64, string) {
+	if !strings.HasSuffix(a.c.what, "rps") {
+		return float64(n), strconv.Itoa(n)
 	}
-	return f
+	v := float64(n) / a.w.end.Sub(a.w.start).Seconds()
+	return v, fmtNum(v) + "/s"
+}
+
+func (a *rateAcc) figure() figure {
+	v, shown := a.perWindow(a.n)
+	return figure{v: v, shown: shown, samples: a.n}
 }
 
 func (a *rateAcc) result() CheckResult {
 	c := a.c
 	f := a.figure()
-	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.n, Measured: f.shown}
-	res.measured(f.v, c.op, c.want, map[bool]string{true: "", false: UnitCount}[c.what == "rps"])
-	res.Outcome = outcome(compare(f.v, c.op, c.want))
+	res := CheckResult{Expect: c.src, Expected: c.op + " " + c.wantText, Samples: a.n + a.unknown, Measured: f.shown}
+	unit := UnitCount
+	if strings.HasSuffix(c.what, "rps") {
+		unit = ""
+	}
+	res.measured(f.v, c.op, c.want, unit)
+	lo := compare(f.v, c.op, c.want)
+	if a.unknown == 0 {
+		res.Outcome = outcome(lo)
+		return res
+	}
+	// Requests without a response may each have been admitted or refused:
+	// the figure lies between the admitted ones alone and all of them, and
+	// the verdict is pass or fail only when both ends agree.
+	hv, hshown := a.perWindow(a.n + a.unknown)
+	if hi := compare(hv, c.op, c.want); lo == hi {
+		res.Outcome = outcome(lo)
+		return res
+	}
+	res.Outcome = Inconclusive
+	res.Measured = f.shown + " to " + hshown
+	res.Reason = fmt.Sprintf("%d requests got no response, admitted or refused unknown: %s is between %s and %s", a.unknown, c.what, f.shown, hshown)
 	return res
 }
 

@@ -21,7 +21,7 @@ const (
 
 var (
 	latencyForm = regexp.MustCompile(`^(?:p\(\s*` + numPat + `\s*\)|p([0-9]+)|(avg|mean|med|min|max))(?:\s+latency)?\s*` + opPat + `\s*(.+)$`)
-	rateForm    = regexp.MustCompile(`^(rps|count)\s*` + opPat + `\s*(.+)$`)
+	rateForm    = regexp.MustCompile(`^((?:admitted\s+)?(?:rps|count))\s*` + opPat + `\s*(.+)$`)
 	classForm   = regexp.MustCompile(`^(primary|fallback|rejected|error|timeout)` + argsPat + `\s*` + opPat + `\s*(.+)$`)
 	statusForm  = regexp.MustCompile(`^status\s+([0-9]{3}|[1-5]xx)\s*` + opPat + `\s*(.+)$`)
 	staleForm   = regexp.MustCompile(`^stale\s*` + opPat + `\s*(\S+)$`)
@@ -35,7 +35,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, process("target") stops within 2s, process("target") drains, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0, probe("clicks") >= acked within 5s`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, admitted rps <= 55, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, process("target") stops within 2s, process("target") drains, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, status_shift("4xx") <= 10%, lost_writes == 0, probe("clicks") >= acked within 5s`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -63,6 +63,13 @@ func compileForm(src string) (check, error) {
 		return c, err
 	case rateForm.MatchString(s):
 		m := rateForm.FindStringSubmatch(s)
+		admitted := strings.HasPrefix(m[1], "admitted")
+		if admitted {
+			m[1] = strings.Join(strings.Fields(m[1]), " ")
+		}
+		if admitted && usesBaseline(m[3]) {
+			return nil, &SyntaxError{Column: 1, Msg: m[1] + " is compared with a number: the configured limit", Hint: "write the limiter's rate with a margin, e.g. admitted rps <= 55 for 50/s"}
+		}
 		if usesBaseline(m[3]) {
 			return newBaselined(src, m[2], m[3], unitNum, &rateCheck{src: src, what: m[1], op: m[2]}, true)
 		}

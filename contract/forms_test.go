@@ -82,6 +82,14 @@ func TestEvaluateForms(t *testing.T) {
 		// Throughput.
 		{"rps passes", Spec{Expect: []string{`rps >= 90`}}, ok, Pass, "100/s"},
 		{"rps fails", Spec{Expect: []string{`rps >= 150`}}, ok, Fail, "100/s"},
+		{"admitted rps under the limit", Spec{Expect: []string{`admitted rps <= 110`}}, ok, Pass, "100/s"},
+		{"admitted rps over the limit", Spec{Expect: []string{`admitted rps <= 55`}}, ok, Fail, "100/s"},
+		{"refusals are not admitted", Spec{Expect: []string{`admitted rps <= 55`}}, newShop(10, faultPhase(every(2), fast503)).tl, Pass, "50/s"},
+		{"refusals count whatever their header says", Spec{Expect: []string{`admitted count <= 50`}}, newShop(10, faultPhase(every(2), func(r *timeline.Request) { served(r, 429, "cache", time.Millisecond) })).tl, Pass, "50"},
+		{"no response: admitted or not unknown", Spec{Expect: []string{`admitted rps <= 55`}}, newShop(10, faultPhase(every(2), timedOut)).tl, Inconclusive, "50/s to 100/s"},
+		{"no response within the bound either way", Spec{Expect: []string{`admitted rps <= 110`}}, newShop(10, faultPhase(every(2), timedOut)).tl, Pass, "50/s"},
+		{"over the bound without the unknown ones", Spec{Expect: []string{`admitted rps <= 40`}}, newShop(10, faultPhase(every(2), timedOut)).tl, Fail, "50/s"},
+		{"admitted floor", Spec{Expect: []string{`admitted rps >= 45`}}, newShop(10, faultPhase(every(2), timedOut)).tl, Pass, "50/s"},
 		{"count passes", Spec{Expect: []string{`count >= 100`}}, ok, Pass, "100"},
 		{"count fails", Spec{Expect: []string{`count > 100`}}, ok, Fail, "100"},
 		// Quantified predicates over the new names.
