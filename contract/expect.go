@@ -242,6 +242,12 @@ type quantifiedAcc struct {
 	env     reqEnv
 	// faulted counts the window's requests sent with a fault on.
 	faulted int
+	// noBaseline is set while a request's predicate asks for a baseline
+	// its target does not have; unknown counts those requests, which the
+	// predicate can neither pass nor fail, and why says the first one's.
+	noBaseline bool
+	unknown    int
+	why        string
 }
 
 func (c *quantifiedCheck) start(w *window) acc {
@@ -252,6 +258,7 @@ func (c *quantifiedCheck) start(w *window) acc {
 		if b := w.baseline(phase, a.cur.Target); b != nil {
 			return b, nil
 		}
+		a.noBaseline = true
 		return nil, fmt.Errorf("no baseline: %s got no 2xx answer in phase %q to compare with", a.cur.Target, phase)
 	}
 	return a
@@ -289,10 +296,24 @@ func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
 			a.faulted++
 		}
 	}
+	a.noBaseline = false
 	out, err := a.machine.Run(a.c.predicate, env)
 	ok, _ := out.(bool)
 	if err == nil && ok {
 		res.Matched++
+		return
+	}
+	if a.noBaseline {
+		// Nothing to compare with is not evidence either way: the
+		// share is judged on both ends (see result).
+		a.unknown++
+		if a.why == "" {
+			a.why = firstLine(err.Error())
+			var fe *file.Error
+			if errors.As(err, &fe) {
+				a.why = fe.Message
+			}
+		}
 		return
 	}
 	if len(res.Violations) < MaxViolations {
@@ -346,6 +367,18 @@ func (a *quantifiedAcc) result() CheckResult {
 	res.Measured = fmt.Sprintf("%s (%d/%d)", formatPct(share), res.Matched, res.Samples)
 	res.measured(share, c.op, c.percent, UnitPercent)
 	res.Outcome = outcome(compare(share, c.op, c.percent))
+	if a.unknown == 0 {
+		return res
+	}
+	// The requests with no baseline could each go either way: the
+	// share lies between counting none of them and counting all.
+	hi := 100 * float64(res.Matched+a.unknown) / float64(res.Samples)
+	res.Measured = fmt.Sprintf("%s..%s (%d..%d/%d)", formatPct(share), formatPct(hi), res.Matched, res.Matched+a.unknown, res.Samples)
+	if outcome(compare(hi, c.op, c.percent)) != res.Outcome {
+		res.Outcome = Inconclusive
+		res.Value, res.Margin = nil, 0
+		res.Reason = fmt.Sprintf("%d of %d requests have nothing to compare with, so the share is between %s and %s (%s)", a.unknown, res.Samples, formatPct(share), formatPct(hi), a.why)
+	}
 	return res
 }
 

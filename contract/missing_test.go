@@ -50,7 +50,7 @@ func TestMissingData(t *testing.T) {
 		{"body not kept breaks json()", Spec{Expect: []string{`json("degraded") != true for == 100%`}}, newShop(10, faultPhase(all, bigBody)).tl, Fail, "was not kept"},
 		{"no body breaks json()", Spec{Expect: []string{`json("id") >= 0 for == 100%`}}, newShop(10, faultPhase(every(2), slow503)).tl, Fail, "the response has no body"},
 		{"a path the JSON body lacks is nil", Spec{Expect: []string{`json("missing") == nil for == 100%`}}, ok, Pass, "100% (100/100)"},
-		{"no baseline body breaks baseline()", Spec{Expect: []string{`body != baseline("warmup") for == 100%`}}, func() *timeline.Timeline {
+		{"no baseline body leaves baseline() unknown", Spec{Expect: []string{`body != baseline("warmup") for == 100%`}}, func() *timeline.Timeline {
 			tl := newShop(10, normal).tl
 			for i := range tl.Requests {
 				if tl.Requests[i].Phase == "warmup" {
@@ -58,7 +58,17 @@ func TestMissingData(t *testing.T) {
 				}
 			}
 			return tl
-		}(), Fail, `no baseline: GET /products/`},
+		}(), Inconclusive, `have nothing to compare with, so the share is between 0% and 100% (no baseline: GET /products/`},
+		{"no baseline for some targets, the rest decide", Spec{Expect: []string{`body != baseline("warmup") for == 100%`}}, func() *timeline.Timeline {
+			tl := newShop(10, normal).tl
+			first := tl.Requests[0].Target
+			for i := range tl.Requests {
+				if tl.Requests[i].Phase == "warmup" && tl.Requests[i].Target == first {
+					tl.Requests[i].Target = "GET /other"
+				}
+			}
+			return tl
+		}(), Fail, `0%..`},
 		{"unparsable age fails stale", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(every(2), badAge("soon"))).tl, Fail, "state no age"},
 		{"unparsable age breaks age predicates", Spec{Expect: []string{`age >= 0s for == 100%`}}, newShop(10, faultPhase(every(2), badAge("-5"))).tl, Fail, "50% (50/100)"},
 		{"fallbacks that state no age leave stale unknown", Spec{Expect: []string{`stale <= 30s`}}, newShop(10, faultPhase(all, noAge)).tl, Inconclusive, "none states an age"},

@@ -3,7 +3,8 @@
 // X-Cache: HIT with its age in X-Cache-Age (milliseconds), and a JSON
 // answer for an item it has no copy of. The broken variant answers its
 // errors as plain text; the variant no-age serves copies without saying
-// how old they are.
+// how old they are; the variant wrong-copy serves a body that is not the
+// copy it kept.
 package main
 
 import (
@@ -24,7 +25,7 @@ type copyOf struct {
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "address to listen on")
 	upstream := flag.String("upstream", "127.0.0.1:8081", "the upstream's address")
-	variant := flag.String("variant", "correct", "correct, broken or no-age")
+	variant := flag.String("variant", "correct", "correct, broken, no-age or wrong-copy")
 	flag.Parse()
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	var mu sync.Mutex
@@ -53,6 +54,10 @@ func main() {
 			w.Header().Set("X-Cache", "HIT")
 			if *variant != "no-age" {
 				w.Header().Set("X-Cache-Age", fmt.Sprint(time.Since(c.at).Milliseconds()))
+			}
+			if *variant == "wrong-copy" {
+				fmt.Fprintf(w, `{"id": %q}`+"\n", id)
+				return
 			}
 			w.Write(c.body)
 		case *variant == "broken":
