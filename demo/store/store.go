@@ -120,7 +120,40 @@ func OpenPostgres(ctx context.Context, dsn string, products int) (*Store, error)
 		db.Close()
 		return nil, fmt.Errorf("prepare postgres database: %w", err)
 	}
+	if err := warmPool(ctx, db, warmPostgresConns); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: open the first connections: %w", err)
+	}
 	return s, nil
+}
+
+// warmPostgresConns connections are opened before the store is handed
+// out: a new connection (a server process and a password exchange) can
+// take longer than a database call's whole timeout on a busy machine, and
+// the first requests would pay for it.
+const warmPostgresConns = MaxPostgresConns / 2
+
+// warmPool opens n connections of db, holding each until all are open so
+// that they are n different ones, and leaves them idle in its pool.
+func warmPool(ctx context.Context, db *sql.DB, n int) error {
+	conns := make([]*sql.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.PingContext(ctx); err != nil {
+			c.Close()
+			return err
+		}
+		conns = append(conns, c)
+	}
+	return nil
 }
 
 var categories = []string{"books", "garden", "kitchen", "music", "outdoor", "toys"}

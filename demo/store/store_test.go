@@ -195,3 +195,28 @@ func testSearch(t *testing.T, open func() (*store.Store, error)) {
 		t.Fatalf("hits %+v, want books item 012 and 018", hits)
 	}
 }
+
+// TestPostgresPoolIsWarm: the store opens its first connections before it
+// is handed out, so the first requests do not pay for them against a
+// 100ms call timeout.
+func TestPostgresPoolIsWarm(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	ctx := context.Background()
+	s, err := store.OpenPostgres(ctx, pg.DSN(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	admin, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := store.MaxPostgresConns / 2; n < want {
+		t.Fatalf("%d connections open after OpenPostgres, want at least %d", n, want)
+	}
+}
