@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -14,7 +15,9 @@ import (
 // evidence for contracts (probe("NAME") in an expectation): an SQL query
 // against a Postgres dependency (the first column of its first row), a
 // Redis command against a Redis dependency (its reply), or an HTTP GET of
-// the target (Value of its answer). Each reading must be a number; one
+// the target (Value of its answer), or a PromQL query against a Prometheus
+// server (the one sample of an instant query at the reading's time: fleet
+// metrics, recording rules, burn rates). Each reading must be a number; one
 // that cannot be made or is not a number is recorded as unknown, and an
 // expectation resting on it is inconclusive, never passed.
 type Probe struct {
@@ -29,6 +32,13 @@ type Probe struct {
 	HTTP     string            `yaml:"http"`
 	Headers  map[string]string `yaml:"headers"`
 	Value    string            `yaml:"value"`
+	// Prometheus is the base URL of a Prometheus server (on loopback,
+	// such as http://127.0.0.1:9090) and Query the PromQL it evaluates
+	// at each reading (/api/v1/query): its result must be one sample. A
+	// server that does not answer, an error, or a result of no sample or
+	// of several is an unknown reading.
+	Prometheus string `yaml:"prometheus"`
+	Query      string `yaml:"query"`
 	// Interval, when set, reads the probe that often during the phases
 	// too; Timeout bounds one reading (default 2s).
 	Interval Duration `yaml:"interval"`
@@ -101,13 +111,17 @@ func (v *validator) validateProbes(made map[string]bool) {
 		byName[p.Name] = p
 		s := p.Step()
 		kinds := 0
-		for _, set := range []bool{p.Postgres != "", p.Redis != "", p.HTTP != ""} {
+		for _, set := range []bool{p.Postgres != "", p.Redis != "", p.HTTP != "", p.Prometheus != ""} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			v.errorf(at, "write postgres: DEPENDENCY with sql, redis: DEPENDENCY with command, or http: \"GET /path\" with value", "probe %q needs exactly one of postgres, redis or http", p.Name)
+			v.errorf(at, "write postgres: DEPENDENCY with sql, redis: DEPENDENCY with command, http: \"GET /path\" with value, or prometheus: URL with query", "probe %q needs exactly one of postgres, redis, http or prometheus", p.Name)
+			continue
+		}
+		if p.Prometheus != "" || p.Query != "" {
+			v.validatePrometheusProbe(at, p)
 			continue
 		}
 		v.checkCaptureRefs(at, made, p.SQL, p.HTTP)
@@ -155,5 +169,29 @@ func (v *validator) validateProbes(made map[string]bool) {
 				p.After = max(p.After, contract.ProbeWithin(e))
 			}
 		}
+	}
+}
+
+// validatePrometheusProbe checks a probe read from a Prometheus server.
+func (v *validator) validatePrometheusProbe(at string, p *Probe) {
+	if p.Prometheus == "" {
+		v.errorf(at+".query", "add prometheus: http://127.0.0.1:9090, the server that evaluates it", "probe %q: query is for prometheus probes", p.Name)
+		return
+	}
+	u, err := url.Parse(p.Prometheus)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.errorf(at+".prometheus", "write the server's base URL, such as http://127.0.0.1:9090", "probe %q: prometheus %q is not an http(s) URL", p.Name, p.Prometheus)
+	case CheckLoopback(p.Prometheus) != nil:
+		v.errorf(at+".prometheus", "chaoskit sends its traffic to loopback only: reach the server through 127.0.0.1 (a port forward)", "probe %q: prometheus %s", p.Name, CheckLoopback(p.Prometheus))
+	}
+	if strings.TrimSpace(p.Query) == "" {
+		v.errorf(at+".query", `write the PromQL to evaluate, such as query: 'sum(rate(http_requests_total{code=~"5.."}[30s]))'`, "probe %q needs a query", p.Name)
+	}
+	if p.SQL != "" || len(p.Command) > 0 || p.Value != "" || len(p.Headers) > 0 {
+		v.errorf(at, "a prometheus probe is its query's one sample: remove sql, command, value and headers", "probe %q mixes prometheus with another source's fields", p.Name)
+	}
+	if p.Interval > 0 && p.Interval.D() < MinProbeInterval {
+		v.errorf(at+".interval", fmt.Sprintf("read it at most every %v", MinProbeInterval), "probe %q: interval %v is too short", p.Name, p.Interval.D())
 	}
 }

@@ -214,9 +214,13 @@ func TestProbes(t *testing.T) {
 	}
 	sc, err := parse(`  - {name: clicks, postgres: db, sql: "SELECT count(*) FROM clicks", interval: 100ms}
   - {name: lag, redis: cache, command: [XLEN, s]}
-  - {name: stats, http: GET /stats, value: "{json.count}"}`)
+  - {name: stats, http: GET /stats, value: "{json.count}"}
+  - {name: burn, prometheus: "http://127.0.0.1:9090", query: 'sum(rate(errors_total[1m]))', interval: 1s}`)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p := sc.Probes[3]; p.Prometheus != "http://127.0.0.1:9090" || p.Query != "sum(rate(errors_total[1m]))" || p.Every() != time.Second {
+		t.Errorf("burn: prometheus %q, query %q, every %v", p.Prometheus, p.Query, p.Every())
 	}
 	if p := sc.Probes[0]; p.After != 5*time.Second || p.Every() != 100*time.Millisecond || p.Step().Kind() != StepSQL || len(p.Step().Scripts) != 1 {
 		t.Errorf("clicks: After %v, Every %v, step %+v; want 5s (the longest within), 100ms, one SQL script", p.After, p.Every(), p.Step())
@@ -234,7 +238,14 @@ func TestProbes(t *testing.T) {
 		{`  - {name: clicks, postgres: db, sql: "SELECT 1", value: "{row.n}"}`, `probe "clicks": value is for http probes`},
 		{`  - {name: clicks, postgres: db, sql: "SELECT 1"}
   - {name: clicks, redis: cache, command: [PING]}`, `probes.yaml:12:12: probe "clicks" is declared twice`},
-		{`  - {name: clicks, sql: "SELECT 1"}`, `probe "clicks" needs exactly one of postgres, redis or http`},
+		{`  - {name: clicks, sql: "SELECT 1"}`, `probes.yaml:11:5: probe "clicks" needs exactly one of postgres, redis, http or prometheus`},
+		{`  - {name: clicks, query: up}`, `probes.yaml:11:5: probe "clicks" needs exactly one of postgres, redis, http or prometheus`},
+		{`  - {name: clicks, postgres: db, sql: "SELECT 1", query: up}`, `probes.yaml:11:58: probe "clicks": query is for prometheus probes (add prometheus: http://127.0.0.1:9090`},
+		{`  - {name: clicks, prometheus: "127.0.0.1:9090", query: up}`, `probes.yaml:11:32: probe "clicks": prometheus "127.0.0.1:9090" is not an http(s) URL (write the server's base URL`},
+		{`  - {name: clicks, prometheus: "http://10.0.0.5:9090", query: up}`, `probes.yaml:11:32: probe "clicks": prometheus "10.0.0.5" is not a loopback address`},
+		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090"}`, `probes.yaml:11:5: probe "clicks" needs a query (write the PromQL to evaluate`},
+		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090", query: up, sql: "SELECT 1"}`, `probes.yaml:11:5: probe "clicks" mixes prometheus with another source's fields`},
+		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090", query: up, interval: 1ms}`, `probes.yaml:11:78: probe "clicks": interval 1ms is too short`},
 		{`  - {name: clicks, postgres: db, sql: "SELECT {capture.n}"}`, `{capture.n} is used before any setup step captures it`},
 	} {
 		_, err := parse(tt.probes)

@@ -19,6 +19,9 @@ func (r *run) readProbe(ctx context.Context, p *plan.Probe) (float64, error) {
 	s := p.Step()
 	ctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
 	defer cancel()
+	if p.Prometheus != "" {
+		return queryPrometheus(ctx, p.Prometheus, p.Query, time.Now())
+	}
 	var (
 		text string
 		ok   bool
