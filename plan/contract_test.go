@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,7 +155,8 @@ func TestWrite(t *testing.T) {
 }
 
 // TestDocsExamplesCompile keeps docs/contracts.md honest: every expectation
-// in its YAML examples compiles, and every scenario fragment decodes.
+// in its YAML examples compiles, with the ${name} of the example's own vars
+// filled in, and every scenario fragment decodes.
 func TestDocsExamplesCompile(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "contracts.md"))
 	if err != nil {
@@ -165,6 +167,7 @@ func TestDocsExamplesCompile(t *testing.T) {
 		t.Fatalf("found %d YAML examples", len(blocks))
 	}
 	n := 0
+	var vars map[string]any
 	var walk func(v any, underExpect bool)
 	walk = func(v any, underExpect bool) {
 		switch v := v.(type) {
@@ -176,6 +179,9 @@ func TestDocsExamplesCompile(t *testing.T) {
 			for _, x := range v {
 				if s, ok := x.(string); ok && underExpect {
 					n++
+					for k, v := range vars {
+						s = strings.ReplaceAll(s, "${"+k+"}", fmt.Sprint(v))
+					}
 					if _, err := contract.Compile(contract.Spec{Name: "doc", Expect: []string{s}}); err != nil {
 						t.Errorf("docs/contracts.md: %q: %v", s, err)
 					}
@@ -190,6 +196,10 @@ func TestDocsExamplesCompile(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(b[1]), &v); err != nil {
 			t.Errorf("docs/contracts.md: example does not decode: %v\n%s", err, b[1])
 			continue
+		}
+		vars = nil
+		if m, ok := v.(map[string]any); ok {
+			vars, _ = m["vars"].(map[string]any)
 		}
 		_, isList := v.([]any)
 		walk(v, isList)
