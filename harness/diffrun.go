@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/internal/exitcode"
@@ -188,20 +190,21 @@ func runSide(ctx context.Context, sc *plan.Scenario, s sideTarget, i int, opts D
 }
 
 // sideProgram returns the program side s runs: its revision built (once,
-// whatever the number of scenarios), its binary, or "" for the
-// scenario's own.
+// whatever the number of scenarios), its binary, its command's program,
+// or "" for the scenario's own.
 func sideProgram(ctx context.Context, s Side, scs []*plan.Scenario, opts DiffOptions) (string, error) {
 	switch {
 	case s.Binary != "":
-		p, err := filepath.Abs(s.Binary)
-		if err != nil {
-			return "", err
+		return executable(s.Binary, "--"+s.Name+"-binary")
+	case len(s.Command) > 0:
+		if !strings.Contains(s.Command[0], "/") {
+			p, err := exec.LookPath(s.Command[0])
+			if err != nil {
+				return "", exitcode.New(exitcode.Invalid, "--%s-cmd: %s is not in PATH (name the program by its path: ./bin/%s)", s.Name, s.Command[0], s.Command[0])
+			}
+			return p, nil
 		}
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", exitcode.New(exitcode.Invalid, "--%s-binary %s: not an executable file", s.Name, s.Binary)
-		}
-		return p, nil
+		return executable(s.Command[0], "--"+s.Name+"-cmd")
 	case s.Rev != "":
 		bo := opts.Build
 		if bo.Package == "" && len(scs) > 0 && scs[0].Target.Demo != nil {
@@ -221,4 +224,19 @@ func sideProgram(ctx context.Context, s Side, scs []*plan.Scenario, opts DiffOpt
 		return b.Binary, nil
 	}
 	return "", nil
+}
+
+// executable returns the absolute path of the program at path, relative
+// to the working directory, as the shell the user typed it in would find
+// it; a path that is no executable file is invalid input of flag.
+func executable(path, flag string) (string, error) {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return "", exitcode.New(exitcode.Invalid, "%s %s: not an executable file", flag, path)
+	}
+	return p, nil
 }

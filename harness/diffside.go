@@ -17,6 +17,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/faultbuild"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/shellwords"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 )
@@ -24,7 +25,8 @@ import (
 // Side is one of the two builds a diff compares, base or head. The zero
 // Side is the target as the scenario writes it (for a demo target, the
 // running chaoskit's demo). Rev and Binary name another program; Args are
-// added after the target's own arguments.
+// added after the target's own arguments; Command replaces the target's
+// whole command line.
 type Side struct {
 	// Name is "base" or "head": the side's label in run directories and
 	// reports.
@@ -40,6 +42,13 @@ type Side struct {
 	// argv[1:] of a command), with {port} and {port:NAME} filled as in
 	// the scenario: `--no-fallback` makes the demo a broken variant.
 	Args []string
+	// Command is a target command: it replaces target.command.argv whole
+	// (program and arguments; the scenario's env and dir stay), with
+	// {port} and {port:NAME} filled as in the scenario. A program named
+	// by a path is relative to the working directory, one without a
+	// slash is looked up in PATH. It excludes Rev, Binary and Args, and a
+	// demo target (which chaoskit starts itself).
+	Command []string
 }
 
 // String describes the side for a person: "head (rev abc123, --no-fallback)".
@@ -50,6 +59,8 @@ func (s Side) String() string {
 		what = append(what, "revision "+s.Rev)
 	case s.Binary != "":
 		what = append(what, s.Binary)
+	case len(s.Command) > 0:
+		what = append(what, "command "+shellwords.Join(s.Command))
 	}
 	if len(s.Args) > 0 {
 		what = append(what, "args "+strings.Join(s.Args, " "))
@@ -63,13 +74,26 @@ func (s Side) String() string {
 // same says whether s and o start the same program with the same
 // arguments.
 func (s Side) same(o Side) bool {
-	return s.Rev == o.Rev && s.Binary == o.Binary && slices.Equal(s.Args, o.Args)
+	return s.Rev == o.Rev && s.Binary == o.Binary && slices.Equal(s.Args, o.Args) && slices.Equal(s.Command, o.Command)
 }
 
-// checkSide refuses a side that names two programs.
+// checkSide refuses a side that names two programs, or a command with
+// arguments to add to another.
 func checkSide(s Side) error {
-	if s.Rev != "" && s.Binary != "" {
-		return exitcode.New(exitcode.Invalid, "%s: give a revision (--%s) or a binary (--%s-binary), not both", s.Name, s.Name, s.Name)
+	n := s.Name
+	switch {
+	case s.Rev != "" && s.Binary != "":
+		return exitcode.New(exitcode.Invalid, "%s: give a revision (--%s) or a binary (--%s-binary), not both", n, n, n)
+	case s.Command == nil:
+		return nil
+	case len(s.Command) == 0 || s.Command[0] == "":
+		return exitcode.New(exitcode.Invalid, "--%s-cmd: the command is empty; give the program and its arguments: --%s-cmd 'bin/server --listen 127.0.0.1:{port}'", n, n)
+	case s.Rev != "":
+		return exitcode.New(exitcode.Invalid, "%s: give a revision (--%s) or a command (--%s-cmd), not both: a command names its own program", n, n, n)
+	case s.Binary != "":
+		return exitcode.New(exitcode.Invalid, "%s: give a binary (--%s-binary) or a command (--%s-cmd), not both: a command names its own program", n, n, n)
+	case len(s.Args) > 0:
+		return exitcode.New(exitcode.Invalid, "%s: --%s-arg %s adds to the scenario's command, and --%s-cmd replaces it: write the argument in --%s-cmd", n, n, s.Args[0], n, n)
 	}
 	return nil
 }
@@ -87,11 +111,13 @@ type sideTarget struct {
 // and the chaoskit binary that serves a demo target (self unless the side
 // replaces it). sc itself is left as it was.
 func (s sideTarget) apply(sc *plan.Scenario, self string) (*plan.Scenario, string, error) {
-	if s.Program == "" && len(s.Args) == 0 {
+	if s.Program == "" && len(s.Args) == 0 && s.Command == nil {
 		return sc, self, nil
 	}
 	c := *sc
 	switch t := sc.Target; {
+	case t.Demo != nil && s.Command != nil:
+		return nil, "", exitcode.New(exitcode.Invalid, "%s: --%s-cmd replaces target.command, and the scenario's target is the demo, which chaoskit starts itself: give --%s-binary (a chaoskit binary) or --%s-arg", sc.File, s.Name, s.Name, s.Name)
 	case t.Demo != nil:
 		d := *t.Demo
 		d.Args = append(slices.Clone(d.Args), s.Args...)
@@ -107,6 +133,9 @@ func (s sideTarget) apply(sc *plan.Scenario, self string) (*plan.Scenario, strin
 	case t.Command != nil:
 		cmd := *t.Command
 		cmd.Argv = append(slices.Clone(cmd.Argv), s.Args...)
+		if s.Command != nil {
+			cmd.Argv = slices.Clone(s.Command)
+		}
 		if s.Program != "" {
 			cmd.Argv[0] = s.Program
 		}

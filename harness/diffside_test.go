@@ -32,6 +32,10 @@ func TestSideApply(t *testing.T) {
 		{"demo of another build", demo, sideTarget{Program: "/b/chaoskit"}, []string{"--db-timeout", "50ms"}, "/b/chaoskit", 0},
 		{"command of another build", cmd, sideTarget{Program: "/b/svc", Side: Side{Args: []string{"--slow"}}}, []string{"/b/svc", "--listen", "127.0.0.1:{port}", "--slow"}, "self", 0},
 		{"running service", url, sideTarget{Side: Side{Args: []string{"--x"}}}, nil, "", exitcode.Invalid},
+		{"target command", cmd, sideTarget{Program: "/b/other", Side: Side{Command: []string{"bin/other", "-addr", "127.0.0.1:{port}", "--slow"}}},
+			[]string{"/b/other", "-addr", "127.0.0.1:{port}", "--slow"}, "self", 0},
+		{"target command for the demo", demo, sideTarget{Side: Side{Name: "head", Command: []string{"svc"}}}, nil, "", exitcode.Invalid},
+		{"target command for a running service", url, sideTarget{Side: Side{Command: []string{"svc"}}}, nil, "", exitcode.Invalid},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, self, err := tt.side.apply(tt.sc, "self")
@@ -55,6 +59,35 @@ func TestSideApply(t *testing.T) {
 	// The scenario itself is never changed: both sides start from it.
 	if len(demo.Target.Demo.Args) != 2 || cmd.Target.Command.Argv[0] != "bin/svc" {
 		t.Errorf("apply changed the scenario: %q %q", demo.Target.Demo.Args, cmd.Target.Command.Argv)
+	}
+}
+
+// TestCheckSide refuses a side that names its program twice, or adds
+// arguments to a command it also replaces, naming the flags.
+func TestCheckSide(t *testing.T) {
+	for _, tt := range []struct {
+		side Side
+		says string // "" for a side that is fine
+	}{
+		{Side{Name: "head", Rev: "main"}, ""},
+		{Side{Name: "head", Binary: "b", Args: []string{"--x"}}, ""},
+		{Side{Name: "head", Command: []string{"bin/svc", "--x"}}, ""},
+		{Side{Name: "head", Rev: "main", Binary: "b"}, "--head-binary"},
+		{Side{Name: "head", Command: []string{"bin/svc"}, Rev: "main"}, "give a revision (--head) or a command (--head-cmd), not both"},
+		{Side{Name: "base", Command: []string{"bin/svc"}, Binary: "b"}, "give a binary (--base-binary) or a command (--base-cmd), not both"},
+		{Side{Name: "head", Command: []string{"bin/svc"}, Args: []string{"--slow"}}, "write the argument in --head-cmd"},
+		{Side{Name: "head", Command: []string{}}, "--head-cmd: the command is empty"},
+	} {
+		err := checkSide(tt.side)
+		if tt.says == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tt.side, err)
+			}
+			continue
+		}
+		if exitcode.Of(err) != exitcode.Invalid || err == nil || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%v: %v (exit %d), want exit 2 saying %q", tt.side, err, exitcode.Of(err), tt.says)
+		}
 	}
 }
 

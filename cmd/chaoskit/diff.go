@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/shellwords"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -20,6 +21,7 @@ func newDiffCmd() *cobra.Command {
 		output   string
 		only     []string
 		minScale float64
+		cmdLines [2]string // --base-cmd, --head-cmd
 	)
 	cmd := &cobra.Command{
 		Use:   "diff [SCENARIO|DIR]... [--base REV] [--head REV]",
@@ -45,7 +47,14 @@ A side is the scenario's target as written unless a flag says otherwise:
                                      target, a chaoskit binary)
   --base-arg / --head-arg ARG        an argument added after the target's
                                      own (repeatable): --head-arg=--no-fallback
-A revision and a binary exclude each other; arguments go with either.
+  --base-cmd / --head-cmd 'CMD ARGS' a target command: replaces the
+                                     scenario's target.command.argv whole,
+                                     split into words as a shell would
+                                     quote them (nothing expanded; no pipe
+                                     or redirection), {port} filled as in
+                                     the scenario
+A revision and a binary exclude each other; arguments go with either. A
+command excludes the other three, and a demo target.
 
 Writes each run into DIR/NAME-base-1, DIR/NAME-head-1, … and the reports
 --format names: the table to the terminal, diff.json, diff.md (made for a
@@ -58,6 +67,7 @@ a run failed (a revision that does not compile: the compiler's output).`,
 		Example: `  chaoskit diff scenarios/db-timeout-serves-cache.yaml --head-arg=--no-fallback
   chaoskit diff chaoskit/ --base origin/main --head HEAD --package ./cmd/server
   chaoskit diff svc.yaml --base-binary old/server --head-binary bin/server --runs 5
+  chaoskit diff svc.yaml --head-cmd 'bin/server --listen 127.0.0.1:{port} --cache-size 0'
   chaoskit diff scenarios/ --base main --gate 'p99' --gate 'bill.*' --format markdown`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForLoad()
@@ -73,6 +83,17 @@ a run failed (a revision that does not compile: the compiler's output).`,
 			}
 			if minScale < 0 {
 				return usageError("--min-effect %v: give a factor above 0 (1 is the default)", minScale)
+			}
+			for i, side := range []*harness.Side{&o.Base, &o.Head} {
+				name := [2]string{"base-cmd", "head-cmd"}[i]
+				if !cmd.Flags().Changed(name) {
+					continue
+				}
+				words, err := shellwords.Split(cmdLines[i])
+				if err != nil {
+					return usageError("--%s %q: %v", name, cmdLines[i], err)
+				}
+				side.Command = append([]string{}, words...) // given, even empty
 			}
 			if len(args) == 0 {
 				return usageError("name a scenario or a directory of them: chaoskit diff scenarios/db-timeout-serves-cache.yaml --head-arg=--no-fallback")
@@ -102,6 +123,8 @@ a run failed (a revision that does not compile: the compiler's output).`,
 	f.StringVar(&o.Head.Binary, "head-binary", "", "the head: a program already built")
 	f.StringArrayVar(&o.Base.Args, "base-arg", nil, "add this argument to the base's target command (repeatable)")
 	f.StringArrayVar(&o.Head.Args, "head-arg", nil, "add this argument to the head's target command (repeatable), e.g. --head-arg=--no-fallback")
+	f.StringVar(&cmdLines[0], "base-cmd", "", "the base: a target command that replaces the scenario's target.command.argv, e.g. 'bin/old --listen 127.0.0.1:{port}'")
+	f.StringVar(&cmdLines[1], "head-cmd", "", "the head: a target command that replaces the scenario's target.command.argv")
 	f.IntVar(&o.Runs, "runs", harness.DefaultDiffRuns, "runs of each side, per scenario, interleaved")
 	f.StringVarP(&o.Build.Dir, "dir", "C", "", "a directory in the git work tree and the module --base and --head build (default .)")
 	f.StringVar(&o.Build.Package, "package", "", "the main package a revision builds, relative to the module (default ., or ./cmd/chaoskit for a demo target)")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,4 +200,104 @@ func TestDiffSelfIsQuiet(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d self-diffs exited 0", quiet, n)
+}
+
+var (
+	diffserviceOnce sync.Once
+	diffservicePath string
+	diffserviceErr  error
+)
+
+// diffserviceBin is a fault-injection build of testdata/diffservice, made
+// once by chaoskit build.
+func diffserviceBin(t *testing.T) string {
+	t.Helper()
+	bin := chaoskitBin(t)
+	diffserviceOnce.Do(func() {
+		root := repoRoot(t)
+		diffservicePath = filepath.Join(root, ".cache", "e2e", "diffservice")
+		args := []string{"build", "-C", filepath.Join(root, "testdata", "diffservice"), "--output-file", diffservicePath,
+			"--cache", filepath.Join(root, ".cache", "faultbuild"), "."}
+		if te := os.Getenv("CHAOSKIT_TOOLEXEC"); te != "" {
+			args = append(args, "--toolexec", te)
+		}
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			diffserviceErr = fmt.Errorf("chaoskit build of the diff fixture: %v\n%s", err, out)
+		}
+	})
+	if diffserviceErr != nil {
+		t.Fatal(diffserviceErr)
+	}
+	return diffservicePath
+}
+
+// TestDiffCommands diffs two target commands of the diff fixture (not the
+// demo): the scenario's own argv names a program that does not exist,
+// and each side's command replaces it whole, {port} filled. The head
+// without its fallback regresses (exit 1).
+func TestDiffCommands(t *testing.T) {
+	bin, svc := chaoskitBin(t), diffserviceBin(t)
+	sc := filepath.Join(repoRoot(t), "testdata", "diffservice", "scenario.yaml")
+	out := filepath.Join(t.TempDir(), "out")
+	base := svc + " --listen 127.0.0.1:{port}"
+	r := runBin(t, bin, "diff", sc, "--base-cmd", base, "--head-cmd", base+" --no-fallback",
+		"--runs", "1", "--report-dir", out, "--format", "table")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (a regression)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, fig := range []string{"store-down · share.fallback", "bill.refused"} {
+		if !regressedLine(r.stdout, fig) {
+			t.Errorf("%s did not regress\n%s", fig, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "head (command "+base+" --no-fallback)") {
+		t.Errorf("the progress does not name the head's command\n%s", r.stdout)
+	}
+}
+
+// TestDiffSameCommandIsQuiet diffs the diff fixture against itself, the
+// same target command on both sides: no regression (exit 0).
+func TestDiffSameCommandIsQuiet(t *testing.T) {
+	bin, svc := chaoskitBin(t), diffserviceBin(t)
+	sc := filepath.Join(repoRoot(t), "testdata", "diffservice", "scenario.yaml")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := svc + " --listen 127.0.0.1:{port}"
+	r := runBin(t, bin, "diff", sc, "--base-cmd", cmd, "--head-cmd", cmd, "--runs", "2", "--report-dir", out, "--format", "table")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (the same command on both sides)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "the same build") {
+		t.Errorf("no note that base and head are the same\n%s", r.stdout)
+	}
+}
+
+// TestDiffCommandRefused: a target command that cannot be one is invalid
+// input (exit 2), named, before anything runs.
+func TestDiffCommandRefused(t *testing.T) {
+	bin := chaoskitBin(t)
+	dir := t.TempDir()
+	sc := filepath.Join(repoRoot(t), "testdata", "diffservice", "scenario.yaml")
+	demo := writeFile(t, dir, "db.yaml", diffScenario)
+	for _, tt := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{sc, "--head-cmd", "bin/svc", "--head-binary", "/bin/true"}, "give a binary (--head-binary) or a command (--head-cmd), not both"},
+		{[]string{sc, "--base-cmd", "bin/svc", "--base", "main"}, "give a revision (--base) or a command (--base-cmd), not both"},
+		{[]string{sc, "--head-cmd", "bin/svc", "--head-arg=--slow"}, "write the argument in --head-cmd"},
+		{[]string{sc, "--head-cmd", "bin/svc > log"}, "column 9"},
+		{[]string{sc, "--head-cmd", "'bin/svc"}, "single quote"},
+		{[]string{sc, "--head-cmd", " "}, "--head-cmd: the command is empty"},
+		{[]string{sc, "--head-cmd", "./no/such/program --x"}, "--head-cmd ./no/such/program: not an executable file"},
+		{[]string{sc, "--head-cmd", "no-such-program-anywhere"}, "no-such-program-anywhere is not in PATH"},
+		{[]string{demo, "--head-cmd", "/bin/true"}, "the scenario's target is the demo"},
+	} {
+		r := runBin(t, bin, append([]string{"diff", "--report-dir", filepath.Join(dir, "out")}, tt.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.says) {
+			t.Errorf("diff %q: exit %d, want 2 saying %q\n%s", tt.args, r.code, tt.says, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a refused diff left its report directory behind: %v", err)
+	}
 }

@@ -1,7 +1,8 @@
 // Command diffservice is the fixture of chaoskit diff's tests: a service
 // that answers from a default when its store fails. The tests commit it to
 // a git repository twice, the second time with a slower fallback, and diff
-// the two revisions.
+// the two revisions; --no-fallback is the broken variant a target command
+// diffs against.
 package main
 
 import (
@@ -23,6 +24,7 @@ func fallback(id int) string {
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8080", "loopback address to listen on")
+	noFallback := flag.Bool("no-fallback", false, "answer 503 when the store fails (a broken variant: the fallback removed)")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -38,7 +40,11 @@ func main() {
 		}
 		name, err := store.Get(r.Context(), id)
 		source := "primary"
-		if err != nil {
+		switch {
+		case err != nil && *noFallback:
+			http.Error(w, "store failed", http.StatusServiceUnavailable)
+			return
+		case err != nil:
 			name, source = fallback(id), "fallback"
 		}
 		w.Header().Set("X-Source", source)
