@@ -69,10 +69,23 @@ func TestShopOnPostgres(t *testing.T) {
 
 	// Back: writes succeed again once the breaker lets them through, and
 	// the acknowledged order survived the crash.
+	// A try whose commit landed but whose answer came after the 100ms call
+	// timeout (a loaded machine) leaves k3 taken: its repeat answers 200
+	// with the order, which counts as the write being through.
 	pg.Start()
-	within(t, 10*time.Second, "orders after postgres restarted", func() bool {
-		return post(t, h, "/orders", "k3", `{"product_id": 3, "quantity": 1}`).Code == 201
-	})
+	var last string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec := post(t, h, "/orders", "k3", `{"product_id": 3, "quantity": 1}`)
+		if rec.Code == 201 || rec.Code == 200 {
+			break
+		}
+		last = fmt.Sprintf("%d %s", rec.Code, strings.TrimSpace(rec.Body.String()))
+		if time.Now().After(deadline) {
+			t.Fatalf("orders after postgres restarted: not within 10s; the last answer was %s", last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	var o store.Order
 	_ = json.Unmarshal(created.Body.Bytes(), &o)
 	if rec := get(t, h, "/orders/"+o.ID); rec.Code != 200 {
@@ -92,7 +105,7 @@ func TestShopOnPostgres(t *testing.T) {
 
 func TestSearchLimitInRedis(t *testing.T) {
 	r := testserver.StartRedis(t)
-	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 50, SearchCost: time.Microsecond, NoShedder: true})
+	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 10, SearchCost: time.Microsecond, NoShedder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +123,9 @@ func TestSearchLimitInRedis(t *testing.T) {
 	if n, err := admin.Exists(context.Background(), "chaoskit-demo:search:all").Result(); err != nil || n != 1 {
 		t.Fatalf("the search bucket is not in Redis: %d, %v", n, err)
 	}
-	// A flood is cut at the burst (5) and the rate (50/s), in Redis...
+	// A flood is cut at the burst (1) and the rate (10/s), in Redis: one
+	// by one, the searches are limited unless each takes 100ms, which a
+	// loaded machine under -race came close to at 50/s...
 	flood := func(want string) (limited int) {
 		t.Helper()
 		for range 100 {
@@ -168,7 +183,7 @@ func TestBackendFlagsMustBeLoopback(t *testing.T) {
 // falls back to memory.
 func TestRedisFallbackOpenVariant(t *testing.T) {
 	r := testserver.StartRedis(t)
-	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 50, SearchCost: time.Microsecond, NoShedder: true, RedisFallbackOpen: true})
+	s, err := New(context.Background(), Config{Redis: r.Addr(), SearchRate: 10, SearchCost: time.Microsecond, NoShedder: true, RedisFallbackOpen: true})
 	if err != nil {
 		t.Fatal(err)
 	}
