@@ -38,6 +38,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&cfg.StaleUnbounded, "stale-unbounded", false, "broken variant: serve cache copies of any age, past --max-staleness")
 	fs.BoolVar(&cfg.StaleDisguised, "stale-disguised", false, "broken variant: serve cache copies of any age, as --stale-unbounded does, and state each at most half of --max-staleness old")
 	fs.BoolVar(&cfg.NoBreaker, "no-breaker", false, "broken variant: keep calling the database while it fails")
+	fs.BoolVar(&cfg.NoDeadline, "no-deadline", false, "broken variant: read products from the database with no deadline (--db-timeout not applied)")
 	fs.BoolVar(&cfg.NoBulkhead, "no-bulkhead", false, "broken variant: let every recommendations call wait on the dependency")
 	fs.BoolVar(&cfg.SharedBulkhead, "shared-bulkhead", false, "broken variant: product reads wait in the recommendations bulkhead too")
 	fs.BoolVar(&cfg.LeakPermits, "leak-permits", false, "broken variant: a failed recommendations call keeps its bulkhead slot")

@@ -19,8 +19,11 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
-		ctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
-		defer cancel()
+		if !s.cfg.NoDeadline {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.cfg.DBTimeout)
+			defer cancel()
+		}
 		start := time.Now()
 		p, err := s.store.Product(ctx, id)
 		s.dbHealth.Record(time.Since(start), err)

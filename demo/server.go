@@ -93,6 +93,10 @@ type Config struct {
 
 	// NoBreaker calls the database even while it keeps failing.
 	NoBreaker bool
+	// NoDeadline reads products from the database with no deadline:
+	// DBTimeout is not applied, and a hung database holds each read for
+	// as long as the caller waits.
+	NoDeadline bool
 	// NoBulkhead lets every recommendations call wait on the dependency.
 	NoBulkhead bool
 	// SharedBulkhead makes product reads wait in the recommendations

@@ -24,8 +24,8 @@ func TestLoadBundledWalkingSkeletonScenario(t *testing.T) {
 	if sc.Name != "db-timeout-serves-cache" || sc.Load.Rate != (Rate{200, time.Second}) || sc.Load.Timeout.D() != time.Second {
 		t.Errorf("decoded %+v", sc)
 	}
-	if sc.Target.Demo == nil || sc.Target.Demo.Args == nil || len(sc.Target.Demo.Args) != 0 {
-		t.Errorf("demo args = %#v, want an empty list", sc.Target.Demo)
+	if sc.Target.Demo == nil || len(sc.Target.Demo.Args) != 1 || sc.Target.Demo.Args[0] != "--db-timeout=100ms" {
+		t.Errorf("demo args = %#v, want [--db-timeout=100ms], the var db_timeout filled in", sc.Target.Demo)
 	}
 	f := sc.Phases[1].Faults[0]
 	if f.Path != "github.com/chaoskit/chaoskit/demo/store/productQuery" || f.Term != `return("github.com/chaoskit/chaoskit/demo/store/productQuery|timeout")` {

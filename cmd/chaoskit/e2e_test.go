@@ -201,9 +201,10 @@ func TestNoFallbackVariantFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(src), "args: []", `args: ["--no-fallback"]`, 1)
+	const args = `args: ["--db-timeout=${db_timeout}"]`
+	broken := strings.Replace(string(src), args, `args: ["--db-timeout=${db_timeout}", "--no-fallback"]`, 1)
 	if broken == string(src) {
-		t.Fatal("scenario has no `args: []` to edit")
+		t.Fatalf("scenario has no `%s` to edit", args)
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "broken.yaml")

@@ -71,7 +71,7 @@ func TestShardsMergeToOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := strings.Replace(string(src), "  demo:\n    args: []", fmt.Sprintf("  url: http://%s\n  failpoints: http://%s\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]", addr, ctrl), 1)
+	sc := strings.Replace(string(src), "  demo:\n    args: [\"--db-timeout=${db_timeout}\"]", fmt.Sprintf("  url: http://%s\n  failpoints: http://%s\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]", addr, ctrl), 1)
 	dir := t.TempDir()
 	file := writeFile(t, dir, "s.yaml", sc)
 	const name = "db-timeout-serves-cache"

@@ -113,7 +113,7 @@ func TestValidateSaysWhichPartialsItSkipped(t *testing.T) {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	for _, want := range []string{
-		"ok    " + filepath.Join(dir, "s.yaml") + "  db-timeout-serves-cache (3 phases, 1 faults, 1 contracts)",
+		"ok    " + filepath.Join(dir, "s.yaml") + "  db-timeout-serves-cache (3 phases, 1 faults, 2 contracts)",
 		"skip  " + filepath.Join(dir, "_shop.yaml") + "  a partial, checked as included by db-timeout-serves-cache",
 		"skip  " + filepath.Join(dir, "_unused.yaml") + "  a partial, included by no scenario here (not checked)",
 	} {
