@@ -46,9 +46,18 @@ func sampleGap(times []time.Time, start, end time.Time) (gap time.Duration, from
 // a gap longer than a quarter of the window and than three times the
 // median interval between samples.
 func gapReason(what string, times []time.Time, start, end time.Time) string {
+	return gapReasonEvery(what, times, start, end, 0)
+}
+
+// gapReasonEvery is gapReason for samples asked for every interval (a
+// Prometheus server's step); 0 takes the median interval of times.
+func gapReasonEvery(what string, times []time.Time, start, end time.Time, every time.Duration) string {
 	span := end.Sub(start)
 	gap, from := sampleGap(times, start, end)
-	limit := max(span/4, 3*medianInterval(times))
+	if every <= 0 {
+		every = medianInterval(times)
+	}
+	limit := max(span/4, 3*every)
 	if gap <= limit {
 		return ""
 	}

@@ -276,7 +276,7 @@ func increaseOf(samples []metricSample, name string, sel selector, groupBy strin
 }
 
 // metricCheck is one of increase, rate, max, min, avg and last over a
-// selector.
+// selector, or over the points a Prometheus server gave for a query.
 type metricCheck struct {
 	src   string
 	fn    string
@@ -284,6 +284,9 @@ type metricCheck struct {
 	op    string
 	bound *vm.Program
 	text  string
+	// query, when set, is PromQL the server evaluated (promql(...)): the
+	// samples are its points, not the target's scrapes.
+	query string
 }
 
 // quantileCheck is histogram_quantile(Q, SELECTOR) OP VALUE over the
@@ -299,8 +302,9 @@ type quantileCheck struct {
 }
 
 // compileMetricForm compiles a metric form; s is src with its spaces
-// collapsed.
-func compileMetricForm(src, s string) (check, error) {
+// collapsed. query is the PromQL of a promql(...) form (s then names the
+// family promqlFamily), "" for the target's own metrics.
+func compileMetricForm(src, s, query string) (check, error) {
 	if m := quantileForm.FindStringSubmatch(s); m != nil {
 		q, _ := strconv.ParseFloat(m[1], 64)
 		if q < 0 || q > 1 {
@@ -333,15 +337,18 @@ func compileMetricForm(src, s string) (check, error) {
 	if err != nil {
 		return nil, err
 	}
+	if query != "" {
+		sel.text = "promql(`" + query + "`)"
+	}
 	if usesBaseline(m[5]) {
-		return newBaselined(src, m[4], m[5], unitNum, &metricCheck{src: src, fn: m[1], sel: sel, op: m[4]}, false)
+		return newBaselined(src, m[4], m[5], unitNum, &metricCheck{src: src, fn: m[1], sel: sel, op: m[4], query: query}, false)
 	}
 	prog, err := expr.Compile(m[5], expr.Env(boundEnv{}), expr.AsFloat64())
 	if err != nil {
 		return nil, &SyntaxError{Column: strings.Index(src, m[5]) + 1, Msg: "bad bound: " + firstLine(err.Error()),
 			Hint: "a bound is a number or an expression of count, rps and seconds, e.g. 0.05 * count"}
 	}
-	return &metricCheck{src: src, fn: m[1], sel: sel, op: m[4], bound: prog, text: m[5]}, nil
+	return &metricCheck{src: src, fn: m[1], sel: sel, op: m[4], bound: prog, text: m[5], query: query}, nil
 }
 
 func (c *metricCheck) start(w *window) acc {
@@ -395,7 +402,18 @@ func boundText(op, text string, value float64) string {
 // figureOf measures the form over w.
 func (c *metricCheck) figureOf(w *window) (f figure) {
 	secs := w.end.Sub(w.start).Seconds()
-	samples := windowSamples(metricSamples(w.tl), w)
+	var samples []metricSample
+	var step time.Duration // the interval the points were asked at; 0: scrapes, their median interval
+	what, where := "metric samples", "the target must export it on its metrics endpoint (target.metrics)"
+	if c.query != "" {
+		samples, step, f.none = promqlSamples(w.tl, c.query, w)
+		if f.none != "" {
+			return f
+		}
+		what, where = "points", "the server's answer holds no sample of it then"
+	} else {
+		samples = windowSamples(metricSamples(w.tl), w)
+	}
 	defer func() {
 		if f.none == "" {
 			times := seriesTimes(samples, c.sel.name, c.sel)
@@ -405,7 +423,7 @@ func (c *metricCheck) figureOf(w *window) (f figure) {
 				// what can leave a gap is a scrape that did not answer.
 				times = scrapeTimes(samples)
 			}
-			if why := gapReason("the metric samples with "+c.sel.text, times, w.start, w.end); why != "" {
+			if why := gapReasonEvery("the "+what+" with "+c.sel.text, times, w.start, w.end, step); why != "" {
 				f = figure{none: why, samples: f.samples}
 			}
 		}
@@ -414,7 +432,7 @@ func (c *metricCheck) figureOf(w *window) (f figure) {
 	case "increase", "rate":
 		inc, n := increaseOf(samples, c.sel.name, c.sel, "")
 		if n < 2 {
-			f.none = fmt.Sprintf("fewer than two metric samples with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)
+			f.none = fmt.Sprintf("fewer than two %s with %s in the window; %s", what, c.sel.text, where)
 			return f
 		}
 		f.v, f.samples = inc[""], n
@@ -446,7 +464,7 @@ func (c *metricCheck) figureOf(w *window) (f figure) {
 			}
 		}
 		if len(values) == 0 {
-			f.none = fmt.Sprintf("no metric sample with %s in the window; the target must export it on its metrics endpoint (target.metrics)", c.sel.text)
+			f.none = fmt.Sprintf("no %s with %s in the window; %s", strings.TrimSuffix(what, "s"), c.sel.text, where)
 			return f
 		}
 		i := 0

@@ -675,6 +675,7 @@ func (v *validator) validate() {
 	}
 	v.validateSetup()
 	v.metricNames()
+	v.validatePrometheus()
 }
 
 // checkRate refuses a phase whose load, after --rate-scale, asks for more

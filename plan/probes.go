@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -178,13 +177,7 @@ func (v *validator) validatePrometheusProbe(at string, p *Probe) {
 		v.errorf(at+".query", "add prometheus: http://127.0.0.1:9090, the server that evaluates it", "probe %q: query is for prometheus probes", p.Name)
 		return
 	}
-	u, err := url.Parse(p.Prometheus)
-	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		v.errorf(at+".prometheus", "write the server's base URL, such as http://127.0.0.1:9090", "probe %q: prometheus %q is not an http(s) URL", p.Name, p.Prometheus)
-	case CheckLoopback(p.Prometheus) != nil:
-		v.errorf(at+".prometheus", "chaoskit sends its traffic to loopback only: reach the server through 127.0.0.1 (a port forward)", "probe %q: prometheus %s", p.Name, CheckLoopback(p.Prometheus))
-	}
+	v.checkPrometheusURL(at+".prometheus", fmt.Sprintf("probe %q: prometheus", p.Name), p.Prometheus)
 	if strings.TrimSpace(p.Query) == "" {
 		v.errorf(at+".query", `write the PromQL to evaluate, such as query: 'sum(rate(http_requests_total{code=~"5.."}[30s]))'`, "probe %q needs a query", p.Name)
 	}

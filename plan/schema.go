@@ -41,10 +41,13 @@ type Scenario struct {
 	Setup []SetupStep `yaml:"setup"`
 	// Probes are figures read from dependencies or the target as
 	// evidence for contracts: probe("NAME"). See probes.go.
-	Probes    []Probe    `yaml:"probes"`
-	Load      Load       `yaml:"load"`
-	Phases    []Phase    `yaml:"phases"`
-	Contracts []Contract `yaml:"contracts"`
+	Probes []Probe `yaml:"probes"`
+	// Prometheus is the server the contracts' promql(...) forms ask. See
+	// prometheus.go.
+	Prometheus *PrometheusServer `yaml:"prometheus"`
+	Load       Load              `yaml:"load"`
+	Phases     []Phase           `yaml:"phases"`
+	Contracts  []Contract        `yaml:"contracts"`
 	// Classify sorts requests into classes for the contracts; Writes says
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`

@@ -360,6 +360,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if err := r.readBack(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
+	r.recordPromQL(ctx)
 	return res, r.stopped(ctx, nil)
 }
 

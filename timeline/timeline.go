@@ -132,6 +132,12 @@ const (
 	// name, Data its value ("value") or why it could not be read
 	// ("error"), and "final" on the readings after the last phase.
 	Probe EventKind = "probe"
+	// PromQL is the answer of a Prometheus server to one query of the
+	// scenario's contracts, evaluated over the whole run (query_range)
+	// after the last phase: Message is the query, Data the server, the
+	// step (step_ns) and the series ({"labels": {...}, "values": [[UNIX
+	// SECONDS, "VALUE"], ...]}), or why there is none ("error").
+	PromQL EventKind = "promql"
 )
 
 // Event is one thing that happened during a run, other than a request.
