@@ -58,6 +58,10 @@ type reqEnv struct {
 	Phase   string        `expr:"phase"`
 	Error   string        `expr:"error"`
 	Tags    []string      `expr:"tags"`
+	// GRPCCode is the name of a gRPC call's code ("OK", "UNAVAILABLE"),
+	// "" for an HTTP request and for a call the server gave no answer to
+	// (timeline.Request.GRPCCode).
+	GRPCCode string `expr:"grpc_code"`
 	// Class is the request's class ("primary", "fallback", "rejected",
 	// "error", "timeout"); Source the source that served it.
 	Class  string `expr:"class"`
@@ -86,7 +90,7 @@ type reqEnv struct {
 }
 
 // predicateNames is the hint a predicate error carries.
-const predicateNames = `a predicate sees status, latency, class, source, age, since_fault, body, method, path, url, target, phase, error, tags, faults, header("Name"), json("a.b") and baseline("phase")`
+const predicateNames = `a predicate sees status, latency, class, source, age, since_fault, body, method, path, url, target, phase, error, tags, faults, grpc_code, header("Name"), json("a.b") and baseline("phase")`
 
 // SyntaxError is an expectation that does not parse, with the column
 // (1-based, within the expectation) where the problem is.
@@ -284,7 +288,7 @@ func (a *quantifiedAcc) add(r *timeline.Request, in bool, k *classed) {
 	a.cur = r
 	env := &a.env
 	env.Status, env.Latency, env.Body, env.Method, env.URL, env.Path = r.Status, r.Latency, r.Body, r.Method, r.URL, requestPath(r)
-	env.Target, env.Phase, env.Error, env.Tags = r.Target, r.Phase, r.Error, r.Tags
+	env.Target, env.Phase, env.Error, env.Tags, env.GRPCCode = r.Target, r.Phase, r.Error, r.Tags, r.GRPCCode()
 	env.Class, env.Source, env.Age, env.Faults, env.SinceFault = string(cl), src, age, nil, 0
 	if a.c.readsFaults {
 		env.Faults = faultsAt(w.faults, r.Time)

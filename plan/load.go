@@ -676,6 +676,11 @@ func (v *validator) validate() {
 	v.validateSetup()
 	v.metricNames()
 	v.validatePrometheus()
+	if g := sc.Target.GRPC; g != nil && g.Files != nil && len(v.errs) == 0 {
+		if err := sc.CheckGRPC(g.Files); err != nil {
+			v.errs = append(v.errs, err.(ErrorList)...)
+		}
+	}
 }
 
 // checkRate refuses a phase whose load, after --rate-scale, asks for more
@@ -818,6 +823,7 @@ func (v *validator) validateTarget() {
 	}
 	v.validateMetricsProbe(t.Metrics)
 	v.validateTLS()
+	v.validateGRPCTarget()
 	if t.StopGrace == 0 {
 		t.StopGrace = Duration(DefaultStopGrace)
 	}
@@ -908,8 +914,15 @@ func (v *validator) validateLoad(at string, l *Load, full bool) {
 	if l.Pacer != nil {
 		v.validatePacer(at+".pacer", l.Pacer)
 	}
+	calls := 0
 	for i := range l.Requests {
 		v.validateRequest(fmt.Sprintf("%s.requests[%d]", at, i), &l.Requests[i])
+		if l.Requests[i].GRPC != nil {
+			calls++
+		}
+	}
+	if calls > 0 && calls < len(l.Requests) {
+		v.errorf(at+".requests", "give the gRPC calls a phase of their own, or a load of their own in a phase", "a load's requests are all grpc: calls or none: this one mixes %d calls with %d HTTP requests", calls, len(l.Requests)-calls)
 	}
 }
 
@@ -958,6 +971,11 @@ func (v *validator) validatePacer(at string, p *Pacer) {
 var templateName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 func (v *validator) validateRequest(at string, r *RequestSpec) {
+	if r.GRPC != nil {
+		v.validateGRPCRequest(at, r)
+		v.validateTemplateLabels(at, r)
+		return
+	}
 	if r.Method == "" {
 		r.Method = "GET"
 	}
@@ -965,17 +983,7 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 	if !methods[r.Method] {
 		v.errorf(at+".method", "use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", "unknown method %q", r.Method)
 	}
-	if r.Weight < 0 {
-		v.errorf(at+".weight", "", "weight %d is negative", r.Weight)
-	}
-	if r.Name != "" && !templateName.MatchString(r.Name) {
-		v.errorf(at+".name", "letters, digits, '_', '-' and '.', such as create-link", "request name %q cannot be used", r.Name)
-	}
-	for j, tag := range r.Tags {
-		if tag == "" || strings.ContainsAny(tag, ",") || strings.HasPrefix(tag, "=") {
-			v.errorf(fmt.Sprintf("%s.tags[%d]", at, j), "a tag is a word such as create: no comma, not empty, not starting with =", "tag %q cannot be used", tag)
-		}
-	}
+	v.validateTemplateLabels(at, r)
 	if !strings.HasPrefix(r.Path, "/") {
 		v.errorf(at+".path", "paths start with /", "path %q is not absolute", r.Path)
 	} else if _, err := compileTemplate(r.Path); err != nil {
@@ -1017,6 +1025,22 @@ func (v *validator) validateRequest(at string, r *RequestSpec) {
 	}
 	if _, err := compileTemplate(r.Body); err != nil {
 		v.errorf(at+".body", "", "%v", err)
+	}
+}
+
+// validateTemplateLabels checks a request template's weight, name and
+// tags.
+func (v *validator) validateTemplateLabels(at string, r *RequestSpec) {
+	if r.Weight < 0 {
+		v.errorf(at+".weight", "", "weight %d is negative", r.Weight)
+	}
+	if r.Name != "" && !templateName.MatchString(r.Name) {
+		v.errorf(at+".name", "letters, digits, '_', '-' and '.', such as create-link", "request name %q cannot be used", r.Name)
+	}
+	for j, tag := range r.Tags {
+		if tag == "" || strings.ContainsAny(tag, ",") || strings.HasPrefix(tag, "=") {
+			v.errorf(fmt.Sprintf("%s.tags[%d]", at, j), "a tag is a word such as create: no comma, not empty, not starting with =", "tag %q cannot be used", tag)
+		}
 	}
 }
 

@@ -28,6 +28,9 @@ func (t Target) PortNames() []string {
 
 func (t Target) templated() []string {
 	out := []string{t.URL, t.Failpoints}
+	if t.GRPC != nil {
+		out = append(out, t.GRPC.Address)
+	}
 	if t.Command != nil {
 		out = append(out, t.Command.Argv...)
 		for _, v := range t.Command.Env {
@@ -52,6 +55,11 @@ func FillPorts(s string, ports map[string]int) string {
 func (t Target) WithPorts(ports map[string]int) Target {
 	t.URL = FillPorts(t.URL, ports)
 	t.Failpoints = FillPorts(t.Failpoints, ports)
+	if t.GRPC != nil {
+		g := *t.GRPC
+		g.Address = FillPorts(g.Address, ports)
+		t.GRPC = &g
+	}
 	if t.Command != nil {
 		c := *t.Command
 		c.Argv = make([]string, len(t.Command.Argv))

@@ -179,6 +179,20 @@ type Request struct {
 	// Template is the name of the template the request was made from ("" when
 	// it has none).
 	Template string
+	// GRPC, for a gRPC call, is the call it was made from: Path is then
+	// /package.Service/Method, Body the message in JSON and Headers the
+	// metadata.
+	GRPC *GRPCCall
+}
+
+// HasGRPC says whether any request of the load is a gRPC call.
+func (l Load) HasGRPC() bool {
+	for _, r := range l.Requests {
+		if r.GRPC != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Target returns the request's key in a timeline, e.g. "GET /products/7".
@@ -191,6 +205,7 @@ type compiledSpec struct {
 	body    *template
 	tags    []string
 	name    string
+	grpc    *GRPCCall
 	weight  int
 	n       uint64 // how many requests this spec has made
 	current int    // smooth weighted round-robin state
@@ -230,14 +245,19 @@ func NewGenerator(l Load, seq *atomic.Uint64) (*Generator, error) {
 	g := &Generator{seq: seq, rnd: rand.New(rand.NewPCG(seed, seed>>1|1))}
 	for _, s := range l.Requests {
 		c := &compiledSpec{method: s.Method, tags: s.Tags, name: s.Name, weight: max(s.Weight, 1)}
+		path, body, headers := s.Path, s.Body, s.Headers
+		if s.GRPC != nil {
+			c.method, c.grpc = "POST", s.GRPC
+			path, body, headers = s.GRPC.Path(), string(s.GRPC.Message), s.GRPC.Metadata
+		}
 		var err error
-		if c.path, err = compileTemplate(s.Path); err != nil {
+		if c.path, err = compileTemplate(path); err != nil {
 			return nil, err
 		}
-		if c.body, err = compileTemplate(s.Body); err != nil {
+		if c.body, err = compileTemplate(body); err != nil {
 			return nil, err
 		}
-		for k, v := range s.Headers {
+		for k, v := range headers {
 			t, err := compileTemplate(v)
 			if err != nil {
 				return nil, err
@@ -271,7 +291,7 @@ func (g *Generator) Next() Request {
 	n := best.n
 	best.n++
 	seq := g.seq.Add(1)
-	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags, Template: best.name}
+	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags, Template: best.name, GRPC: best.grpc}
 	if b := best.body.render(n, seq, g.rnd, g.caps); b != "" {
 		r.Body = []byte(b)
 	}

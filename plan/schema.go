@@ -119,6 +119,9 @@ type Target struct {
 	// TLS, for an https:// url, is how chaoskit checks the target's
 	// certificate (see TLS).
 	TLS *TLS `yaml:"tls"`
+	// GRPC is where the service serves gRPC, for grpc: requests (see
+	// GRPCTarget, docs/grpc.md).
+	GRPC *GRPCTarget `yaml:"grpc"`
 }
 
 // DemoTarget starts `chaoskit demo serve` with Args.
@@ -236,6 +239,10 @@ type RequestSpec struct {
 	Weight int `yaml:"weight"`
 	// Tags label the request on the timeline, for contracts to select.
 	Tags []string `yaml:"tags"`
+	// GRPC makes the request a unary gRPC call to target.grpc instead of
+	// an HTTP request: no method, path, headers or body then (see
+	// GRPCCall, docs/grpc.md).
+	GRPC *GRPCCall `yaml:"grpc"`
 }
 
 // Phase is a stretch of the run with its own set of faults and, optionally,

@@ -92,18 +92,26 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		steps = steps[1:]
 	}
 
-	atk := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
-		vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
 	pacer := r.opts.Shard.pacer(pacerFor(load, p.Duration.D()), p.Duration.D())
 	if r.opts.FaultsOnly {
 		pacer = idlePacer{}
 	}
 	ph.delivery = newDelivery(time.Now(), p.Duration.D())
 	var results <-chan *vegeta.Result
-	if r.opts.FaultsOnly {
-		results = idle(ctx, p.Duration.D())
-	} else {
-		results = atk.Attack(targeter, pacer, p.Duration.D(), r.sc.Name)
+	var atk interface{ Stop() }
+	switch {
+	case r.opts.FaultsOnly:
+		results, atk = idle(ctx, p.Duration.D()), stopNothing{}
+	case load.HasGRPC():
+		if r.grpc == nil {
+			return errNoGRPC
+		}
+		ga := newGRPCAttack(r.grpc, reqs.next, load)
+		results, atk = ga.Attack(ctx, pacer, p.Duration.D()), ga
+	default:
+		va := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
+			vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
+		results, atk = va.Attack(targeter, pacer, p.Duration.D(), r.sc.Name), vegetaStop{va}
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -269,6 +277,16 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	}
 	return nil
 }
+
+// stopNothing stops an idle phase, which sends nothing.
+type stopNothing struct{}
+
+func (stopNothing) Stop() {}
+
+// vegetaStop stops a vegeta attack.
+type vegetaStop struct{ a *vegeta.Attacker }
+
+func (v vegetaStop) Stop() { v.a.Stop() }
 
 // watchExit waits until m's process exits on its own, returning how, or
 // done closes (nil). A process chaoskit kills on purpose is waited for
@@ -453,10 +471,10 @@ func fromTemplate(res *vegeta.Result) (tags []string, template string) {
 	return tags, v.Get("template")
 }
 
-// alwaysKept says which response headers every timeline keeps: Retry-After
-// and Content-Type. Options.Headers adds the ones a scenario names.
+// alwaysKept says which response headers every timeline keeps: Retry-After,
+// Content-Type and a gRPC call's Grpc-Status. Options.Headers adds the ones a scenario names.
 func alwaysKept(name string) bool {
-	return name == "Retry-After" || name == "Content-Type"
+	return name == "Retry-After" || name == "Content-Type" || name == timeline.GRPCStatusHeader
 }
 
 // Bounds on the headers a request keeps, so that a service answering with
@@ -574,7 +592,7 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 	clear(headers)
 	*q = timeline.Request{
 		Seq: seq, Phase: phase, Time: res.Timestamp, Method: res.Method, URL: res.URL,
-		Target: res.Method + " " + strings.TrimPrefix(res.URL, r.tgt.baseURL), Status: int(res.Code),
+		Target: res.Method + " " + r.pathOf(res.URL), Status: int(res.Code),
 		Latency: res.Latency, Error: res.Error, Tags: tags, Template: template,
 	}
 	for k, v := range res.Headers {
@@ -597,6 +615,15 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 	}
 	r.noteWrite(q)
 	return class
+}
+
+// pathOf is the path of a request's URL: the URL without the target's
+// base URL, or for a gRPC call without grpc://ADDRESS.
+func (r *run) pathOf(u string) string {
+	if r.grpc != nil && strings.HasPrefix(u, r.grpc.base) {
+		return u[len(r.grpc.base):]
+	}
+	return strings.TrimPrefix(u, r.tgt.baseURL)
 }
 
 func truncateHeader(v string) string {

@@ -167,7 +167,9 @@ type run struct {
 	// captures are the values the setup steps captured ({capture.NAME}).
 	captures plan.Captures
 	// tls is how the run speaks TLS to the target (target.tls).
-	tls      targetTLS
+	tls targetTLS
+	// grpc is the connection to target.grpc, when a phase calls it.
+	grpc     *grpcClient
 	proxies  *netfault.Proxies
 	proxyLog *os.File
 	// phaseBase is how many requests the phases before the running one
@@ -279,6 +281,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		if rbErr := r.faults.rollback(); rbErr != nil && (err == nil || errors.Is(err, ErrInterrupted)) {
 			err = rbErr
 		}
+		r.grpc.close()
 		r.stopTarget(ctx)
 		r.removeTLS()
 		if r.tgt != nil {
@@ -337,6 +340,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		for _, p := range rb.Disabled {
 			r.event(timeline.Event{Kind: timeline.FaultOff, Point: p, Message: "rolled back: left on by the killed run in " + rb.Dir})
 		}
+	}
+	if err := r.connectGRPC(ctx); err != nil {
+		return res, r.stopped(ctx, err)
 	}
 	if err := r.runSetup(ctx, sc.BeforeTarget(), len(sc.Setup)); err != nil {
 		return res, r.stopped(ctx, err)

@@ -29,7 +29,10 @@ type target struct {
 	spec    plan.Target
 	desc    string
 	baseURL string
-	control inject.Controller
+	// grpcAddr is where the target serves gRPC (target.grpc), its ports
+	// filled.
+	grpcAddr string
+	control  inject.Controller
 	// controlAddr is the control endpoint's base URL, for the record.
 	controlAddr string
 	// token is sent with every control request: the run's own for a
@@ -69,6 +72,9 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 	default:
 		t.desc = spec.URL
 		t.baseURL = strings.TrimRight(spec.URL, "/")
+		if spec.GRPC != nil {
+			t.grpcAddr = spec.GRPC.Address
+		}
 		if spec.Failpoints != "" {
 			t.setControl(spec.Failpoints)
 		}
@@ -231,6 +237,9 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		}
 		t.proc = proc
 		t.baseURL = strings.TrimRight(spec.URL, "/")
+		if spec.GRPC != nil {
+			t.grpcAddr = spec.GRPC.Address
+		}
 		t.hitsURL = t.baseURL + spec.Hits
 		if spec.Failpoints != "" {
 			t.setControl(spec.Failpoints)
