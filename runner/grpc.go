@@ -275,6 +275,11 @@ func (g *grpcClient) call(ctx context.Context, q plan.Request, timeout time.Dura
 	st := status.Convert(err)
 	if err != nil && !answered.Load() {
 		res.Error = "grpc: " + codeName(st.Code()) + ": " + st.Message()
+		if st.Code() == codes.DeadlineExceeded || errors.Is(cctx.Err(), context.DeadlineExceeded) {
+			// In the words the classifier reads as a timeout, whatever
+			// the transport said (a reset stream, as often as not).
+			res.Error = "grpc: deadline exceeded (DEADLINE_EXCEEDED): " + st.Message()
+		}
 		return res
 	}
 	// The HTTP status of the code, as google.rpc.Code maps them, so
