@@ -17,7 +17,8 @@ import (
 // the timeline, where the judge reads them; the judge never calls it.
 type PrometheusServer struct {
 	// URL is the server's base URL, on loopback as all of chaoskit's
-	// traffic: http://127.0.0.1:9090.
+	// traffic: http://127.0.0.1:9090, or http://127.0.0.1:{port:NAME} for
+	// a server the scenario starts as a dependency.
 	URL string `yaml:"url"`
 	// Step is the time between two points of a query's answer; default 1s.
 	// It is raised for a run so long that a series would have more than
@@ -47,6 +48,13 @@ const (
 // checkPrometheusURL refuses a Prometheus server URL that is not http(s)
 // on loopback; what names it in the message.
 func (v *validator) checkPrometheusURL(path, what, raw string) {
+	// {port:NAME} of a dependency chaoskit starts (a Prometheus server of
+	// the scenario's own) is filled when the run has chosen the ports.
+	dummy := map[string]int{}
+	for _, m := range portRef.FindAllStringSubmatch(raw, -1) {
+		dummy[m[1]] = 1
+	}
+	raw = FillPorts(raw, dummy)
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":

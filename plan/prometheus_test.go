@@ -47,6 +47,9 @@ func TestPrometheusServer(t *testing.T) {
 	if sc, err := parse(`prometheus: {url: "http://[::1]:9090", step: 250ms, wait: 5s}`); err != nil || sc.Prometheus.Step.D() != 250*time.Millisecond || sc.Prometheus.Wait.D() != 5*time.Second {
 		t.Errorf("step and wait as written: %v", err)
 	}
+	if _, err := parse(`prometheus: {url: "http://127.0.0.1:{port:prom}"}`); err != nil {
+		t.Errorf("a server the scenario starts, on {port:prom}: %v", err)
+	}
 	for _, tt := range []struct{ section, want string }{
 		{"", "promql.yaml:15:9: promql(sum(rate(errors_total[30s]))) needs a Prometheus server, and the scenario names none (add prometheus: {url: http://127.0.0.1:9090}"},
 		{"prometheus: {url: 127.0.0.1:9090}", `promql.yaml:4:19: prometheus url "127.0.0.1:9090" is not an http(s) URL (write the server's base URL, such as http://127.0.0.1:9090)`},

@@ -171,12 +171,13 @@ func (r *run) recordPromQL(ctx context.Context) {
 	if span := last.Sub(first); span/step > plan.MaxPromQLPoints {
 		step = (span/plan.MaxPromQLPoints + time.Millisecond).Truncate(time.Millisecond)
 	}
-	waitScraped(ctx, p.URL, last, p.Wait.D())
+	base := plan.FillPorts(p.URL, r.ports)
+	waitScraped(ctx, base, last, p.Wait.D())
 	for _, q := range p.Queries {
 		qctx, cancel := context.WithTimeout(ctx, promQLTimeout)
 		// One point before the first phase: the counters' values when a
 		// window at the run's start opens.
-		data := queryRange(qctx, p.URL, q, first.Add(-step), last.Add(step), step)
+		data := queryRange(qctx, base, q, first.Add(-step), last.Add(step), step)
 		cancel()
 		r.event(timeline.Event{Kind: timeline.PromQL, Message: q, Data: data})
 	}
