@@ -50,11 +50,17 @@ const (
 func (v *validator) checkPrometheusURL(path, what, raw string) {
 	// {port:NAME} of a dependency chaoskit starts (a Prometheus server of
 	// the scenario's own) is filled when the run has chosen the ports.
-	dummy := map[string]int{}
-	for _, m := range portRef.FindAllStringSubmatch(raw, -1) {
-		dummy[m[1]] = 1
+	declared := map[string]bool{"": v.sc.Target.Command != nil}
+	for _, d := range v.sc.Dependencies {
+		declared[d.Name] = true
 	}
-	raw = FillPorts(raw, dummy)
+	for _, m := range portRef.FindAllStringSubmatch(raw, -1) {
+		if !declared[m[1]] {
+			v.errorf(path, "name the port of a dependency the scenario starts, such as {port:prom}, or write the server's own port", "%s: %s names no dependency of the scenario", what, m[0])
+			return
+		}
+	}
+	raw = fillAny(raw)
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":

@@ -47,7 +47,8 @@ func TestPrometheusServer(t *testing.T) {
 	if sc, err := parse(`prometheus: {url: "http://[::1]:9090", step: 250ms, wait: 5s}`); err != nil || sc.Prometheus.Step.D() != 250*time.Millisecond || sc.Prometheus.Wait.D() != 5*time.Second {
 		t.Errorf("step and wait as written: %v", err)
 	}
-	if _, err := parse(`prometheus: {url: "http://127.0.0.1:{port:prom}"}`); err != nil {
+	withProm := "dependencies:\n  - name: prom\n    command: {argv: [prometheus, \"--web.listen-address=127.0.0.1:{port:prom}\"]}\nprometheus: {url: \"http://127.0.0.1:{port:prom}\"}"
+	if _, err := parse(withProm); err != nil {
 		t.Errorf("a server the scenario starts, on {port:prom}: %v", err)
 	}
 	for _, tt := range []struct{ section, want string }{
@@ -55,6 +56,7 @@ func TestPrometheusServer(t *testing.T) {
 		{"prometheus: {url: 127.0.0.1:9090}", `promql.yaml:4:19: prometheus url "127.0.0.1:9090" is not an http(s) URL (write the server's base URL, such as http://127.0.0.1:9090)`},
 		{"prometheus: {url: http://10.1.2.3:9090}", `promql.yaml:4:19: prometheus url "10.1.2.3" is not a loopback address (chaoskit sends its traffic to loopback only`},
 		{"prometheus: {url: http://prom.internal:9090}", `promql.yaml:4:19: prometheus url`},
+		{`prometheus: {url: "http://127.0.0.1:{port:prom}"}`, `promql.yaml:4:19: prometheus url: {port:prom} names no dependency of the scenario (name the port of a dependency`},
 		{"prometheus: {url: http://127.0.0.1:9090, step: 1ms}", `promql.yaml:4:48: prometheus step 1ms is too short (ask for a point at most every 10ms)`},
 		{"prometheus: {url: http://127.0.0.1:9090, wait: -1s}", `promql.yaml:4:48: duration "-1s" is negative`},
 		{"prometheus: {url: http://127.0.0.1:9090, steps: 1s}", `promql.yaml:4:42: unknown field "steps"`},
