@@ -31,6 +31,14 @@ type Bill struct {
 	P99        time.Duration  `json:"p99_ns"`
 	P99Added   *time.Duration `json:"p99_added_ns,omitempty"`
 	P99Unknown string         `json:"p99_unknown,omitempty"`
+	// DegradedIn is how long after the fault was switched on its
+	// degradation held: the time_to_degrade rule (a run of 10 requests
+	// in send order, 90 % of them fallback answers) over the requests
+	// sent while it was on; nil when they do not tell (DegradeUnknown
+	// says why: no fallback answer at all, too few requests, a
+	// degradation that never held).
+	DegradedIn     *time.Duration `json:"degraded_in_ns,omitempty"`
+	DegradeUnknown string         `json:"degrade_unknown,omitempty"`
 	// Recovered is how long after the fault was switched off the primary
 	// class held again (the time_to_recover rule: a run of 10 requests in
 	// send order, 90 % of them primary); nil when the run cannot tell
@@ -46,12 +54,15 @@ type Bill struct {
 }
 
 // String is the bill in one line: "41 of 412 requests failed, 0 degraded,
-// 0 stale, 0 refused; p99 +860ms; recovered in 1.2s; 0 writes lost, 0
-// unknown".
+// 0 stale, 0 refused; p99 +860ms; degraded in 12ms; recovered in 1.2s; 0
+// writes lost, 0 unknown".
 func (b Bill) String() string {
 	s := fmt.Sprintf("%d of %d requests failed, %d degraded, %d stale, %d refused", b.Failed, b.Requests, b.Degraded, b.Stale, b.Refused)
 	if b.P99Added != nil {
 		s += fmt.Sprintf("; p99 %s%s", sign(*b.P99Added), fmtDur(absDur(*b.P99Added)))
+	}
+	if b.DegradedIn != nil {
+		s += "; degraded in " + fmtDur(*b.DegradedIn)
 	}
 	switch {
 	case b.Never && b.Recovered != nil:
@@ -79,8 +90,9 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// maxRecoverRequests bounds the requests after a fault a bill keeps to
-// find its recovery in send order.
+// maxRecoverRequests bounds the requests a bill keeps, while a fault is
+// on and after it, to find its degradation and its recovery in send
+// order.
 const maxRecoverRequests = 4096
 
 // billAcc accumulates one fault's bill as the requests stream past.
@@ -89,15 +101,17 @@ type billAcc struct {
 	bill  Bill
 	lat   *latencies
 	until time.Time // the recovery is looked for before until (zero: the run's end)
-	after []sentClass
-	reads map[uint64]*timeline.ReadBackResult
+	// during are the requests sent while the fault was on (in says
+	// fallback), after those sent after it (in says primary).
+	during, after []sentClass
+	reads         map[uint64]*timeline.ReadBackResult
 }
 
-// sentClass is a request sent after a fault went off: when, and whether
-// it was primary.
+// sentClass is a request a bill times: when it was sent, and whether it
+// was of the class the time waits for.
 type sentClass struct {
-	t       time.Time
-	primary bool
+	t  time.Time
+	in bool
 }
 
 // newBills readies a bill per fault span. The recovery of a fault is
@@ -157,6 +171,9 @@ func (b *billAcc) add(r *timeline.Request, c Class, cls *Classification) {
 			bl.Stale++
 		}
 		b.lat.Add(r.Latency)
+		if len(b.during) < maxRecoverRequests {
+			b.during = append(b.during, sentClass{t: r.Time, in: slices.Contains(degradeClasses, c)})
+		}
 		if bl.Writes != nil {
 			if rd, ok := b.reads[r.Seq]; ok {
 				bl.Writes.Acknowledged++
@@ -176,7 +193,7 @@ func (b *billAcc) add(r *timeline.Request, c Class, cls *Classification) {
 	if off.IsZero() || r.Time.Before(off) || (!b.until.IsZero() && !r.Time.Before(b.until)) || len(b.after) >= maxRecoverRequests {
 		return
 	}
-	b.after = append(b.after, sentClass{t: r.Time, primary: c == Primary})
+	b.after = append(b.after, sentClass{t: r.Time, in: c == Primary})
 }
 
 // result closes the bill: base is the baseline phase's latencies, nil
@@ -197,8 +214,53 @@ func (b *billAcc) result(base *latencies) Bill {
 		d := bl.P99 - base.Percentile(99)
 		bl.P99Added = &d
 	}
+	b.degradation(&bl)
 	b.recovery(&bl)
 	return bl
+}
+
+// holdsAt returns the send time of the first of sent that starts a run
+// holding the class (holdRule), sorting sent by send time first.
+func holdsAt(sent []sentClass) (time.Time, bool) {
+	slices.SortStableFunc(sent, func(x, y sentClass) int { return x.t.Compare(y.t) })
+	var h holdRule
+	for _, s := range sent {
+		if start, ok := h.next(s.in); ok {
+			return sent[start].t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// degradation finds, in send order, the first request sent while the
+// fault was on that starts a run of holdRun requests at least HoldShare
+// percent of degradeClasses: the rule of time_to_degrade.
+func (b *billAcc) degradation(bl *Bill) {
+	n := len(b.during)
+	fallbacks := 0
+	for _, s := range b.during {
+		if s.in {
+			fallbacks++
+		}
+	}
+	switch {
+	case n == 0:
+		bl.DegradeUnknown = "no requests were sent while the fault was on"
+		return
+	case fallbacks == 0:
+		bl.DegradeUnknown = fmt.Sprintf("none of the %d requests sent while the fault was on got a %s answer", n, classNames(degradeClasses))
+		return
+	case n < holdRun:
+		bl.DegradeUnknown = fmt.Sprintf("%d requests were sent while the fault was on; a degradation needs at least %d", n, holdRun)
+		return
+	}
+	at, ok := holdsAt(b.during)
+	if !ok {
+		bl.DegradeUnknown = fmt.Sprintf("%s answers did not hold (%d in %d, %d%% of a run of %d) in the %d requests sent while the fault was on", classNames(degradeClasses), holdRun*HoldShare/100, holdRun, HoldShare, holdRun, n)
+		return
+	}
+	d := at.Sub(b.span.On)
+	bl.DegradedIn = &d
 }
 
 // recovery finds, in send order, the first request after the fault went
@@ -213,21 +275,10 @@ func (b *billAcc) recovery(bl *Bill) {
 		bl.RecoverUnknown = fmt.Sprintf("%d requests were sent after the fault ended; a recovery needs at least %d", len(b.after), holdRun)
 		return
 	}
-	slices.SortStableFunc(b.after, func(x, y sentClass) int { return x.t.Compare(y.t) })
-	need := (holdRun*HoldShare + 99) / 100
-	n := 0
-	for i, s := range b.after {
-		if s.primary {
-			n++
-		}
-		if i >= holdRun && b.after[i-holdRun].primary {
-			n--
-		}
-		if i >= holdRun-1 && n >= need {
-			d := b.after[i-holdRun+1].t.Sub(b.span.Off)
-			bl.Recovered = &d
-			return
-		}
+	if at, ok := holdsAt(b.after); ok {
+		d := at.Sub(b.span.Off)
+		bl.Recovered = &d
+		return
 	}
 	d := b.after[len(b.after)-1].t.Sub(b.span.Off)
 	bl.Recovered, bl.Never = &d, true

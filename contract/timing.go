@@ -20,6 +20,41 @@ const (
 	HoldShare = 90
 )
 
+// degradeClasses are the classes time_to_degrade waits for when it names
+// none, and the classes a fault's bill times its degradation by.
+var degradeClasses = []Class{Fallback}
+
+// holdRule finds, in send order, the first request that starts a run of
+// holdRun requests of which at least HoldShare percent are in the class:
+// the one rule of time_to_degrade, time_to_recover and a bill's times.
+// It keeps the last holdRun answers only.
+type holdRule struct {
+	ring [holdRun]bool
+	seen int
+	in   int // how many of the ring are in the class
+}
+
+// next takes the next request in send order, in saying whether it is in
+// the class. Once the run that starts at request start (counted from 0)
+// holds, it returns start and true.
+func (h *holdRule) next(in bool) (start int, holds bool) {
+	i := h.seen % holdRun
+	if h.seen >= holdRun && h.ring[i] {
+		h.in--
+	}
+	h.ring[i] = in
+	if in {
+		h.in++
+	}
+	h.seen++
+	if h.seen < holdRun {
+		return 0, false
+	}
+	start = h.seen - holdRun
+	need := (HoldShare*holdRun + 99) / 100
+	return start, h.ring[start%holdRun] && h.in >= need
+}
+
 // timeCheck is `time_to_degrade < 1s` (from the fault's start until the
 // fallback class holds) or `time_to_recover < 6s` (from the fault's end
 // until the primary class holds again). Classes in parentheses replace the
@@ -57,8 +92,8 @@ type timeAcc struct {
 	from    time.Time
 	until   time.Time
 	pending sentQueue
-	ring    [holdRun]sentReq
-	inRing  int
+	ring    [holdRun]sentReq // the last requests, to name the one a run starts at
+	hold    holdRule
 	seen    int // requests taken out of the heap
 	found   bool
 	at      sentReq
@@ -139,7 +174,7 @@ func (c *timeCheck) start(w *window) acc {
 			}
 		}
 	} else if a.classes == nil {
-		a.classes = []Class{Fallback}
+		a.classes = degradeClasses
 	}
 	if a.until.IsZero() {
 		if span, ok := runSpan(w.tl); ok {
@@ -181,21 +216,8 @@ func (a *timeAcc) next(s sentReq) {
 	}
 	a.ring[a.seen%holdRun] = s
 	a.seen++
-	if a.seen < holdRun {
-		return
-	}
-	// The ring holds requests seen-holdRun .. seen-1: does the oldest
-	// start a run that holds?
-	oldest := a.ring[a.seen%holdRun]
-	n := 0
-	for _, q := range a.ring {
-		if q.in {
-			n++
-		}
-	}
-	need := (HoldShare*holdRun + 99) / 100
-	if oldest.in && n >= need {
-		a.found, a.at = true, oldest
+	if start, ok := a.hold.next(s.in); ok {
+		a.found, a.at = true, a.ring[start%holdRun]
 		// The evidence is what came before the run that holds.
 		for len(a.violAt) > 0 && a.violAt[len(a.violAt)-1] >= a.seen-holdRun {
 			a.viol, a.violAt = a.viol[:len(a.viol)-1], a.violAt[:len(a.violAt)-1]

@@ -87,6 +87,7 @@ func MedianBill(bills []contract.Bill) *contract.Bill {
 		return &d, ""
 	}
 	out.P99Added, out.P99Unknown = durs(func(b contract.Bill) *time.Duration { return b.P99Added }, func(b contract.Bill) string { return b.P99Unknown })
+	out.DegradedIn, out.DegradeUnknown = durs(func(b contract.Bill) *time.Duration { return b.DegradedIn }, func(b contract.Bill) string { return b.DegradeUnknown })
 	out.Recovered, out.RecoverUnknown = durs(func(b contract.Bill) *time.Duration { return b.Recovered }, func(b contract.Bill) string { return b.RecoverUnknown })
 	never := 0
 	for _, b := range bills {

@@ -202,3 +202,63 @@ func TestJSONAndRepeatedFaults(t *testing.T) {
 		t.Errorf("JSON: %d regressions, %d figures, headline %q", back.Regressions, len(back.Figures), back.Headline)
 	}
 }
+
+// TestTimeToDegrade: each fault's time to degrade is a figure in seconds,
+// worse higher, with the band of a time; a side whose runs mostly could
+// not tell (no fallback answer) makes it unknown with their reason, and
+// the bills show each side's median.
+func TestTimeToDegrade(t *testing.T) {
+	ms := time.Millisecond
+	mk := func(degraded time.Duration) Run {
+		r := run(40*ms, 900, 20, 5*time.Second, contract.Pass)
+		b := contract.Bill{Fault: "db/timeout", Phase: "db-timeout", Requests: 100}
+		if degraded > 0 {
+			b.DegradedIn = &degraded
+		} else {
+			b.DegradeUnknown = "none of the 100 requests sent while the fault was on got a fallback answer"
+		}
+		r.Measurement.Bills = []contract.Bill{b}
+		return r
+	}
+	for _, tt := range []struct {
+		name       string
+		base, head []time.Duration
+		word       Word
+		band       float64 // seconds
+	}{
+		{"the same", []time.Duration{50 * ms, 60 * ms, 55 * ms}, []time.Duration{70 * ms, 52 * ms, 58 * ms}, Same, 0.2},
+		{"slower beyond the band", []time.Duration{50 * ms, 60 * ms, 55 * ms}, []time.Duration{900 * ms, 1000 * ms, 950 * ms}, Regressed, 0.2},
+		{"faster", []time.Duration{1000 * ms, 1100 * ms, 1050 * ms}, []time.Duration{50 * ms, 60 * ms, 55 * ms}, Improved, 0.525}, // half the base's median
+		{"never degrades", []time.Duration{50 * ms, 60 * ms, 55 * ms}, []time.Duration{0, 0, 55 * ms}, Unknown, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var base, head []Run
+			for i := range tt.base {
+				base, head = append(base, mk(tt.base[i])), append(head, mk(tt.head[i]))
+			}
+			r, err := Compare(base, head, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := figure(t, r, "bill.time_to_degrade")
+			if f.Word != tt.word || f.Unit != UnitSeconds || f.Worse != Higher || f.Fault != "db/timeout" {
+				t.Fatalf("%+v: want %s, in s, worse higher", f, tt.word)
+			}
+			if tt.word == Unknown {
+				if !strings.Contains(f.Head.Reason, "got a fallback answer") {
+					t.Errorf("unknown without the runs' reason: %+v", f)
+				}
+				if r.Bills[0].Head.DegradedIn != nil || !strings.Contains(billText(r.Bills[0].Head), "time to degrade unknown (none of the 100") {
+					t.Errorf("head bill %s, want the time to degrade unknown with its reason", billText(r.Bills[0].Head))
+				}
+				return
+			}
+			if d := f.Band - tt.band; d < -1e-9 || d > 1e-9 {
+				t.Errorf("band %v, want %v", f.Band, tt.band)
+			}
+			if b := r.Bills[0].Base; b.DegradedIn == nil || *b.DegradedIn != tt.base[2] || !strings.Contains(billText(b), "degraded in "+tt.base[2].String()) {
+				t.Errorf("base bill %s, want degraded in %v (the median)", billText(b), tt.base[2])
+			}
+		})
+	}
+}

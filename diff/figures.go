@@ -234,6 +234,11 @@ func billFigures(s *figureSet, sc string, b contract.Bill) {
 	} else {
 		s.unknown(at("bill.p99_added"), UnitMs, Higher, firstNonEmpty(b.P99Unknown, "no baseline phase to add to"))
 	}
+	if b.DegradedIn != nil {
+		s.num(at("bill.time_to_degrade"), UnitSeconds, Higher, b.DegradedIn.Seconds())
+	} else {
+		s.unknown(at("bill.time_to_degrade"), UnitSeconds, Higher, firstNonEmpty(b.DegradeUnknown, "did not degrade"))
+	}
 	if b.Recovered != nil {
 		s.num(at("bill.recover"), UnitSeconds, Higher, b.Recovered.Seconds())
 	} else {

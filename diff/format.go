@@ -140,7 +140,8 @@ func trim(v float64) string {
 }
 
 // billText is a bill in a cell: "41/412 failed, 0 degraded, 0 stale, 0
-// refused · p99 +860ms · recovered 1.2s · 0 lost, 0 unknown writes".
+// refused · p99 +860ms · degraded in 12ms · recovered in 1.2s · 0 lost, 0
+// unknown writes".
 func billText(b *contract.Bill) string {
 	if b == nil {
 		return "—"
@@ -148,6 +149,11 @@ func billText(b *contract.Bill) string {
 	parts := []string{fmt.Sprintf("%d/%d failed, %d degraded, %d stale, %d refused", b.Failed, b.Requests, b.Degraded, b.Stale, b.Refused)}
 	if b.P99Added != nil {
 		parts = append(parts, "p99 "+formatDelta(UnitMs, float64(*b.P99Added)/float64(time.Millisecond)))
+	}
+	if b.DegradedIn != nil {
+		parts = append(parts, "degraded in "+fmtDur(*b.DegradedIn))
+	} else if b.DegradeUnknown != "" {
+		parts = append(parts, "time to degrade unknown ("+b.DegradeUnknown+")")
 	}
 	switch {
 	case b.Never && b.Recovered != nil:

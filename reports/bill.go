@@ -7,11 +7,11 @@ import (
 )
 
 // billHeader names the columns of billCells.
-var billHeader = []string{"Fault", "Phase", "Requests", "Failed", "Degraded", "Stale", "Refused", "p99 added", "Recovered in", "Writes lost", "Writes unknown"}
+var billHeader = []string{"Fault", "Phase", "Requests", "Failed", "Degraded", "Stale", "Refused", "p99 added", "Degraded in", "Recovered in", "Writes lost", "Writes unknown"}
 
 // billCells are one fault's bill in user terms, a cell per billHeader
 // column: counts with their share, the p99 added to the baseline phase's,
-// the time to recover, the writes acknowledged while it was on and lost or
+// the time to degrade and the time to recover, the writes acknowledged while it was on and lost or
 // unknown ("–" where the run cannot tell, with the reason in the cell).
 func billCells(b contract.Bill) []string {
 	share := func(n int) string {
@@ -29,6 +29,10 @@ func billCells(b contract.Bill) []string {
 		}
 		p99 = sign + fmtMs(d)
 	}
+	deg := "– (" + b.DegradeUnknown + ")"
+	if b.DegradedIn != nil {
+		deg = fmtMs(*b.DegradedIn)
+	}
 	rec := "– (" + b.RecoverUnknown + ")"
 	if b.Recovered != nil {
 		rec = fmt.Sprintf("%.2fs", b.Recovered.Seconds())
@@ -40,7 +44,7 @@ func billCells(b contract.Bill) []string {
 	if b.Writes != nil {
 		lost, unknown = fmt.Sprintf("%d of %d", b.Writes.Lost, b.Writes.Acknowledged), fmt.Sprintf("%d of %d", b.Writes.Unknown, b.Writes.Acknowledged)
 	}
-	return []string{b.Fault, b.Phase, fmt.Sprint(b.Requests), share(b.Failed), share(b.Degraded), share(b.Stale), share(b.Refused), p99, rec, lost, unknown}
+	return []string{b.Fault, b.Phase, fmt.Sprint(b.Requests), share(b.Failed), share(b.Degraded), share(b.Stale), share(b.Refused), p99, deg, rec, lost, unknown}
 }
 
 // billLine is a bill in one line of the terminal table.

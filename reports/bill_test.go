@@ -28,8 +28,34 @@ func TestFixtureBill(t *testing.T) {
 	if b.P99Added == nil || *b.P99Added < 90*time.Millisecond || *b.P99Added > 110*time.Millisecond {
 		t.Errorf("p99 added %v, want about 100ms (the 503s took 100 ms; warmup's p99 is about 2 ms)", b.P99Added)
 	}
-	if b.Recovered == nil || b.Never || *b.Recovered != 990*time.Millisecond {
-		t.Errorf("recovered %v (never %v), want 990ms (9 of 10 primary start the run at 7.99 s)", b.Recovered, b.Never)
+	if b.Recovered == nil || b.Never || *b.Recovered != time.Second {
+		t.Errorf("recovered %v (never %v), want 1s (the cache answered until 8 s)", b.Recovered, b.Never)
+	}
+	if b.DegradedIn == nil || *b.DegradedIn != 300*time.Millisecond || b.DegradeUnknown != "" {
+		t.Errorf("degraded in %v (%s), want 300ms (the first 300 ms answered 503)", b.DegradedIn, b.DegradeUnknown)
+	}
+	// One rule: the bill's times are what time_to_degrade and
+	// time_to_recover measure.
+	timed := 0
+	for _, v := range s.Contracts {
+		for _, c := range v.Checks {
+			var got *time.Duration
+			switch {
+			case strings.HasPrefix(c.Expect, "time_to_degrade"):
+				got = b.DegradedIn
+			case strings.HasPrefix(c.Expect, "time_to_recover"):
+				got = b.Recovered
+			default:
+				continue
+			}
+			timed++
+			if got == nil || c.Measured != got.String() {
+				t.Errorf("%s measured %s, the bill says %v", c.Expect, c.Measured, got)
+			}
+		}
+	}
+	if timed != 2 {
+		t.Errorf("%d time checks in the fixture's contracts, want time_to_degrade and time_to_recover", timed)
 	}
 	if b.Writes != nil {
 		t.Errorf("writes %+v in a run that read none back", b.Writes)
@@ -64,7 +90,7 @@ func TestFixtureBill(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		"markdown": {"### Bill per fault", "| 400 | 30 (7.5%) | 370 (92.5%) | 370 (92.5%) | 0 (–) | +"},
-		"table":    {"bill of " + fixtureFault + " in db-timeout: 30 of 400 requests failed, 370 degraded, 370 stale, 0 refused; p99 +", "recovered in 990ms"},
+		"table":    {"bill of " + fixtureFault + " in db-timeout: 30 of 400 requests failed, 370 degraded, 370 stale, 0 refused; p99 +", "degraded in 300ms; recovered in 1s"},
 		"html":     {"<h3>Bill per fault</h3>", "<td class=\"num\">30 (7.5%)</td>"},
 	} {
 		got := map[string]string{"markdown": md.String(), "table": tbl.String(), "html": html.String()}[name]
@@ -78,7 +104,7 @@ func TestFixtureBill(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Scenarios[0].Bills; len(got) != 1 || got[0].Failed != 30 || got[0].Recovered == nil || *got[0].Recovered != 990*time.Millisecond {
+	if got := back.Scenarios[0].Bills; len(got) != 1 || got[0].Failed != 30 || got[0].Recovered == nil || *got[0].Recovered != time.Second || got[0].DegradedIn == nil || *got[0].DegradedIn != 300*time.Millisecond {
 		t.Errorf("report.json bills %+v", got)
 	}
 }

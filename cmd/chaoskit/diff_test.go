@@ -253,6 +253,24 @@ func TestDiffCommands(t *testing.T) {
 	if !strings.Contains(r.stdout, "head (command "+base+" --no-fallback)") {
 		t.Errorf("the progress does not name the head's command\n%s", r.stdout)
 	}
+	// The time to degrade: the base's fallback held from the fault's
+	// start; the head gave no fallback answer, so its time is unknown,
+	// with the reason, in the diff's bill and in the run's own report.
+	if !strings.Contains(r.stdout, "    base  0/200 failed, 200 degraded") || !strings.Contains(r.stdout, " · degraded in ") ||
+		!strings.Contains(r.stdout, "time to degrade unknown (none of the ") {
+		t.Errorf("the diff's bills do not give the base's time to degrade and the head's as unknown\n%s", r.stdout)
+	}
+	for side, want := range map[string]string{"base": "; degraded in ", "head": "| – (none of the "} {
+		review := filepath.Join(t.TempDir(), side)
+		rr := runBin(t, bin, "report", filepath.Join(out, "store-down-falls-back-"+side+"-1"), "--report-dir", review, "--format", "table,markdown")
+		md, err := os.ReadFile(filepath.Join(review, "report.md"))
+		if err != nil {
+			t.Fatalf("report of the %s run: exit %d: %v\n%s", side, rr.code, err, rr.stderr)
+		}
+		if got := rr.stdout + string(md); !strings.Contains(got, want) || !strings.Contains(string(md), "Degraded in") {
+			t.Errorf("the %s run's report does not say %q\n%s\n%s", side, want, rr.stdout, md)
+		}
+	}
 }
 
 // TestDiffSameCommandIsQuiet diffs the diff fixture against itself, the

@@ -32,7 +32,8 @@ func (e *Error) Error() string { return fmt.Sprintf("column %d: %s", e.Col, e.Ms
 const special = "|&;<>()$`"
 
 // Split returns the words of line. An empty word is kept when it was
-// quoted (”); a line of blanks has no words.
+// quoted (a pair of quotes with nothing between them); a line of blanks
+// has no words.
 func Split(line string) ([]string, error) {
 	var (
 		words  []string
