@@ -274,7 +274,9 @@ func TestDiffCommands(t *testing.T) {
 }
 
 // TestDiffSameCommandIsQuiet diffs the diff fixture against itself, the
-// same target command on both sides: no regression (exit 0).
+// same target command on both sides: no regression (exit 0). Its runs
+// are interleaved: each run directory's recorded start comes after the
+// previous one's in the order base 1, head 1, base 2, head 2.
 func TestDiffSameCommandIsQuiet(t *testing.T) {
 	bin, svc := chaoskitBin(t), diffserviceBin(t)
 	sc := filepath.Join(repoRoot(t), "testdata", "diffservice", "scenario.yaml")
@@ -286,6 +288,14 @@ func TestDiffSameCommandIsQuiet(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "the same build") {
 		t.Errorf("no note that base and head are the same\n%s", r.stdout)
+	}
+	var prev time.Time
+	for _, run := range []string{"base-1", "head-1", "base-2", "head-2"} {
+		start := readTimeline(t, filepath.Join(out, "store-down-falls-back-"+run)).Meta.Start
+		if start.IsZero() || !start.After(prev) {
+			t.Errorf("run %s started at %v, not after the run before it (%v): the runs are not interleaved base, head, base, head", run, start, prev)
+		}
+		prev = start
 	}
 }
 
