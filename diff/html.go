@@ -5,10 +5,17 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 //go:embed diff.html.tmpl
 var htmlSource string
+
+//go:embed diff.css
+var htmlStyle string
 
 var htmlTemplate = template.Must(template.New("diff").Funcs(template.FuncMap{
 	"side":  sideText,
@@ -21,22 +28,24 @@ var htmlTemplate = template.Must(template.New("diff").Funcs(template.FuncMap{
 	"minus": func(a, b float64) float64 { return a - b },
 }).Parse(htmlSource))
 
-// htmlView is what the page shows: the result, and its figures split by
-// whether they moved.
+// htmlView is what the comparison's section shows: the result, and its
+// figures split by whether they moved.
 type htmlView struct {
 	*Result
-	Headline string
-	Moved    []Figure
-	Same     []Figure
+	Moved []Figure
+	Same  []Figure
 }
 
-// WriteHTML writes the result as a self-contained page: the headline, each
+// WriteHTML writes the result on the run report's page (see
+// reports.WriteComparisonHTML): each side's headline figures, verdicts
+// and sections with their charts on one time axis, from the run of each
+// side that base and head hold; and between them the comparison: each
 // fault's bill on both sides, and every figure as a strip with the base's
 // and the head's repetitions on one axis, the medians marked and the band
-// drawn around the base's median; the figures that moved first, the others
-// folded.
-func (r *Result) WriteHTML(w io.Writer) error {
-	v := htmlView{Result: r, Headline: r.Headline()}
+// drawn around the base's median, the figures that moved first, the
+// others folded.
+func (r *Result) WriteHTML(w io.Writer, base, head reports.ComparedSide) error {
+	v := htmlView{Result: r}
 	for _, f := range r.Figures {
 		if f.Word == Same {
 			v.Same = append(v.Same, f)
@@ -44,7 +53,24 @@ func (r *Result) WriteHTML(w io.Writer) error {
 			v.Moved = append(v.Moved, f)
 		}
 	}
-	return htmlTemplate.Execute(w, v)
+	var detail strings.Builder
+	if err := htmlTemplate.Execute(&detail, v); err != nil {
+		return err
+	}
+	badge, verdict := "same", contract.Pass
+	switch {
+	case r.Regressed():
+		badge, verdict = "regressed", contract.Fail
+	case r.Count(Improved) > 0:
+		badge = "improved"
+	}
+	return reports.WriteComparisonHTML(w, reports.Comparison{
+		Summary: r.Headline(), Badge: badge, Verdict: verdict,
+		Base: base, Head: head,
+		// The section is html/template's output, escaped as it was made.
+		Detail: template.HTML(detail.String()),
+		Style:  template.CSS(htmlStyle),
+	})
 }
 
 // stripWidth and stripHeight are a strip's size in SVG units.

@@ -5,16 +5,30 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/contract"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 func TestHTMLBaseAndHeadOnOneAxis(t *testing.T) {
 	r := regressedResult(t)
+	side := func(name string) reports.ComparedSide {
+		s := reports.ScenarioReport{Name: "db-timeout", Verdict: contract.Pass}
+		return reports.ComparedSide{Name: name, Label: name + ": run 1 of 3", Report: reports.New(time.Time{}, []reports.ScenarioReport{s})}
+	}
 	var b strings.Builder
-	if err := r.WriteHTML(&b); err != nil {
+	if err := r.WriteHTML(&b, side("base"), side("head")); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{"<h2>Bill per fault</h2>", "db/timeout", `<td class="regressed">regressed</td>`, "figures the same on both sides</summary>"} {
+	for _, want := range []string{
+		"<h3>Bill per fault, base and head</h3>", "db/timeout", `<td class="regressed">regressed</td>`, "figures the same on both sides</summary>",
+		// The run report's page: its badge, each side's headline figures
+		// and verdicts, its one script.
+		`<span class="badge fail">REGRESSED</span>`, `id="base-headline"`, `id="head-headline"`, "Verdict per scenario", "<script>",
+		`<section id="base-scenario-db-timeout">`, `<section id="head-scenario-db-timeout">`,
+	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

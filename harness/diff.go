@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/chaoskit/chaoskit/diff"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
@@ -76,7 +77,9 @@ func Diff(ctx context.Context, scs []*plan.Scenario, opts DiffOptions, ro DiffRe
 	if table == nil {
 		table = io.Discard
 	}
-	if err := writeDiffReports(opts.ReportDir, table, opts.Width, res, ro); err != nil {
+	base1, head1 := comparedSides(runs, opts)
+	writeHTML := func(w io.Writer) error { return res.WriteHTML(w, base1, head1) }
+	if err := writeDiffReports(opts.ReportDir, table, opts.Width, res, writeHTML, ro); err != nil {
 		return res, err
 	}
 	if g := unmatchedGate(res, ro.Compare.Gate); g != "" {
@@ -106,15 +109,45 @@ func unmatchedGate(res *diff.Result, gates []string) string {
 	return ""
 }
 
-// writeDiffReports writes res in the formats ro names.
-func writeDiffReports(dir string, table io.Writer, width int, res *diff.Result, ro DiffReportOptions) error {
+// comparedSides are the sides as the HTML page shows them: each side's
+// first run of every scenario, on the run report's page.
+func comparedSides(runs []DiffScenario, opts DiffOptions) (base, head reports.ComparedSide) {
+	var bs, hs []reports.ScenarioReport
+	var started time.Time
+	for _, ds := range runs {
+		if len(ds.Base) > 0 {
+			bs = append(bs, ds.Base[0].Report)
+			if started.IsZero() {
+				started = ds.Base[0].Report.Start
+			}
+		}
+		if len(ds.Head) > 0 {
+			hs = append(hs, ds.Head[0].Report)
+		}
+	}
+	n := opts.Runs
+	if n == 0 {
+		n = DefaultDiffRuns
+	}
+	label := func(s Side, name string) string {
+		s.Name = name
+		return fmt.Sprintf("%s: run 1 of %d", s, n)
+	}
+	base = reports.ComparedSide{Name: "base", Label: label(opts.Base, "base"), Report: reports.New(started, bs)}
+	head = reports.ComparedSide{Name: "head", Label: label(opts.Head, "head"), Report: reports.New(started, hs)}
+	return base, head
+}
+
+// writeDiffReports writes res in the formats ro names; writeHTML writes
+// its page.
+func writeDiffReports(dir string, table io.Writer, width int, res *diff.Result, writeHTML func(io.Writer) error, ro DiffReportOptions) error {
 	files := map[reports.Format]struct {
 		name  string
 		write func(io.Writer) error
 	}{
 		reports.JSON:     {DiffFileJSON, res.WriteJSON},
 		reports.Markdown: {DiffFileMarkdown, res.WriteMarkdown},
-		reports.HTML:     {DiffFileHTML, res.WriteHTML},
+		reports.HTML:     {DiffFileHTML, writeHTML},
 	}
 	var written []string
 	for _, f := range ro.Formats {

@@ -86,10 +86,17 @@ const (
 // boundaries dashed. It returns the SVG element, for inlining into HTML,
 // or "" when the scenario has no timeline.
 func chartSVG(s ScenarioReport) (string, error) {
+	return chartSVGTo(s, 0)
+}
+
+// chartSVGTo is chartSVG with the time axis running to end (when it is
+// later than the run's own end), so that the charts of two runs compared
+// share one axis.
+func chartSVGTo(s ScenarioReport, end time.Duration) (string, error) {
 	if s.Series == nil || len(s.Series.Buckets) == 0 {
 		return "", nil
 	}
-	c := &chart{s: s, ser: s.Series, end: math.Max(sec(s.Series.End), 0.001)}
+	c := &chart{s: s, ser: s.Series, end: math.Max(sec(max(s.Series.End, end)), 0.001)}
 	c.y = 4
 	c.phases()
 	c.latency()

@@ -84,25 +84,35 @@ func WriteHTML(w io.Writer, r *Report) error {
 	}{Report: r, Summary: Summary(r), Headline: headlineOf(r)}
 	ids := map[string]bool{}
 	for _, s := range r.Scenarios {
-		svg, err := chartSVG(s)
+		hs, err := newHTMLScenario(s, anchor(s.Name, ids), 0)
 		if err != nil {
-			return fmt.Errorf("chart of %s: %w", s.Name, err)
-		}
-		// chartSVG escapes every text it draws.
-		hs := htmlScenario{ScenarioReport: s, ID: anchor(s.Name, ids), Chart: template.HTML(svg)}
-		for _, c := range s.Contracts {
-			switch c.Outcome {
-			case contract.Pass:
-				hs.Passed++
-			case contract.Fail:
-				hs.Failed++
-			default:
-				hs.Inconclusive++
-			}
+			return err
 		}
 		data.Scenarios = append(data.Scenarios, hs)
 	}
 	return htmlTemplate.Execute(w, data)
+}
+
+// newHTMLScenario renders s's chart, its time axis running to end when
+// that is later than the run's, and counts its verdicts.
+func newHTMLScenario(s ScenarioReport, id string, end time.Duration) (htmlScenario, error) {
+	svg, err := chartSVGTo(s, end)
+	if err != nil {
+		return htmlScenario{}, fmt.Errorf("chart of %s: %w", s.Name, err)
+	}
+	// chartSVG escapes every text it draws.
+	hs := htmlScenario{ScenarioReport: s, ID: id, Chart: template.HTML(svg)}
+	for _, c := range s.Contracts {
+		switch c.Outcome {
+		case contract.Pass:
+			hs.Passed++
+		case contract.Fail:
+			hs.Failed++
+		default:
+			hs.Inconclusive++
+		}
+	}
+	return hs, nil
 }
 
 // anchor is a section id for a scenario named name, unique among taken:
