@@ -11,8 +11,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/breakerimpl"
 	"github.com/chaoskit/chaoskit/breakerimpl/clock"
-	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
 	"github.com/chaoskit/chaoskit/breakerimpl/decision"
+	"github.com/chaoskit/chaoskit/breakerimpl/decisionlog"
 )
 
 func lines(buf *bytes.Buffer) []map[string]any {

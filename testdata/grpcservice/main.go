@@ -67,7 +67,7 @@ func main() {
 	if *descriptors != "" {
 		b, err := proto.Marshal(&descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{fileProto}})
 		if err == nil {
-			err = os.WriteFile(*descriptors, b, 0o644)
+			err = writeNew(*descriptors, b)
 		}
 		if err != nil {
 			log.Fatal(err)
@@ -126,4 +126,18 @@ func main() {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	log.Printf("gRPC on %s, HTTP on %s", *grpcAddr, *listen)
 	log.Fatal(http.ListenAndServe(*listen, mux))
+}
+
+// writeNew writes b to a file that must not exist yet: a name already
+// taken, a symlink planted there included, is an error, never followed.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
