@@ -273,7 +273,14 @@ func (g *grpcClient) call(ctx context.Context, q plan.Request, timeout time.Dura
 	err := g.conn.Invoke(cctx, q.Path, in, out, grpc.Header(&header), grpc.Trailer(&trailer))
 	res.Latency = time.Since(res.Timestamp)
 	st := status.Convert(err)
-	if err != nil && !answered.Load() {
+	// A DEADLINE_EXCEEDED the server sent once the call's own deadline had
+	// passed is the same event as the client's timeout (the server gave
+	// up with the client, and which of the two reached Invoke first is a
+	// race): it is recorded as the timeout, with no response. Only one
+	// answered before the call's deadline is the server's answer, a 504.
+	deadline, _ := cctx.Deadline()
+	expired := errors.Is(cctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline)
+	if err != nil && (!answered.Load() || st.Code() == codes.DeadlineExceeded && expired) {
 		res.Error = "grpc: " + codeName(st.Code()) + ": " + st.Message()
 		if st.Code() == codes.DeadlineExceeded || errors.Is(cctx.Err(), context.DeadlineExceeded) {
 			// In the words the classifier reads as a timeout, whatever
