@@ -25,7 +25,17 @@ func ProbeNames(expect string) []string {
 	if m := probeForm.FindStringSubmatch(s); m != nil {
 		return []string{m[1]}
 	}
+	if m := probeIncreaseForm.FindStringSubmatch(s); m != nil {
+		return []string{m[1]}
+	}
 	return nil
+}
+
+// ProbeDuringPhases says whether an expectation reads its probe during
+// the phases (increase(probe("calls"))), so that the probe must be read
+// at an interval rather than only after the last phase.
+func ProbeDuringPhases(expect string) bool {
+	return probeIncreaseForm.MatchString(strings.Join(strings.Fields(expect), " "))
 }
 
 // ProbeWithin returns how long after its window an expectation on a probe
@@ -81,7 +91,11 @@ func compileProbe(src string, m []string) (check, error) {
 
 // ProbeSample is one reading of a probe.
 type ProbeSample struct {
+	// Time is when the reading was made, its answer in; Sent when it was
+	// asked for (Time less the reading's took_ns, Time when the record
+	// does not say). The figure it holds was taken between the two.
 	Time  time.Time
+	Sent  time.Time
 	Value float64
 	// Err is why the probe could not be read; Value is then meaningless.
 	Err string
@@ -95,7 +109,10 @@ func ProbeSamples(tl *timeline.Timeline, name string) []ProbeSample {
 		if e.Kind != timeline.Probe || e.Message != name {
 			continue
 		}
-		s := ProbeSample{Time: e.Time}
+		s := ProbeSample{Time: e.Time, Sent: e.Time}
+		if took, ok := timeline.Number(e.Data["took_ns"]); ok && took > 0 {
+			s.Sent = e.Time.Add(-time.Duration(took))
+		}
 		if msg, ok := e.Data["error"].(string); ok {
 			s.Err = msg
 		} else if v, ok := timeline.Number(e.Data["value"]); ok {
