@@ -13,8 +13,9 @@ import (
 // Probe is a figure chaoskit reads from a dependency or the target, as
 // evidence for contracts (probe("NAME") in an expectation): an SQL query
 // against a Postgres dependency (the first column of its first row), a
-// Redis command against a Redis dependency (its reply), or an HTTP GET of
-// the target (Value of its answer), or a PromQL query against a Prometheus
+// Redis command against a Redis dependency (its reply), an HTTP GET of
+// the target or of a command dependency's own endpoint (Value of its
+// answer), or a PromQL query against a Prometheus
 // server (the one sample of an instant query at the reading's time: fleet
 // metrics, recording rules, burn rates). Each reading must be a number; one
 // that cannot be made or is not a number is recorded as unknown, and an
@@ -31,6 +32,12 @@ type Probe struct {
 	HTTP     string            `yaml:"http"`
 	Headers  map[string]string `yaml:"headers"`
 	Value    string            `yaml:"value"`
+	// Dependency, with HTTP, sends the GET to a command dependency the
+	// scenario starts (http://127.0.0.1:{port:NAME}) instead of the
+	// target: the dependency's own word about itself, such as an
+	// upstream's count of the requests it answered, which the target
+	// cannot misreport.
+	Dependency string `yaml:"dependency"`
 	// Prometheus is the base URL of a Prometheus server (on loopback,
 	// such as http://127.0.0.1:9090) and Query the PromQL it evaluates
 	// at each reading (/api/v1/query): its result must be one sample. A
@@ -39,7 +46,9 @@ type Probe struct {
 	Prometheus string `yaml:"prometheus"`
 	Query      string `yaml:"query"`
 	// Interval, when set, reads the probe that often during the phases
-	// too; Timeout bounds one reading (default 2s).
+	// too; Timeout bounds one reading (default 2s). A probe that an
+	// increase(probe(...)) reads is read during the phases whatever it
+	// says: every DefaultProbeEvery when it gives no interval.
 	Interval Duration `yaml:"interval"`
 	Timeout  Duration `yaml:"timeout"`
 
@@ -123,6 +132,9 @@ func (v *validator) validateProbes(made map[string]bool) {
 			v.validatePrometheusProbe(at, p)
 			continue
 		}
+		if p.Dependency != "" {
+			v.validateProbeDependency(at, p, deps)
+		}
 		v.checkCaptureRefs(at, made, p.SQL, p.HTTP)
 		v.checkCaptureRefs(at+".command", made, p.Command...)
 		switch s.Kind() {
@@ -166,8 +178,38 @@ func (v *validator) validateProbes(made map[string]bool) {
 					continue
 				}
 				p.After = max(p.After, contract.ProbeWithin(e))
+				if contract.ProbeDuringPhases(e) && p.Interval <= 0 {
+					// Its readings must bracket the window's edges.
+					p.Interval = Duration(DefaultProbeEvery)
+				}
 			}
 		}
+	}
+}
+
+// validateProbeDependency checks the dependency an http probe is sent
+// to: one the scenario starts from a command, whose port chaoskit chose.
+func (v *validator) validateProbeDependency(at string, p *Probe, deps map[string]*Dependency) {
+	d := deps[p.Dependency]
+	var depNames []string // the command dependencies, an http probe's choice
+	for _, dep := range v.sc.Dependencies {
+		if dep.Command != nil {
+			depNames = append(depNames, dep.Name)
+		}
+	}
+	switch {
+	case p.HTTP == "":
+		v.errorf(at+".dependency", "a postgres or redis probe names its dependency in postgres: or redis:; dependency: goes with http: GET /path", "probe %q: dependency is for http probes", p.Name)
+	case d == nil:
+		hint := "declare it: dependencies: [{name: " + p.Dependency + ", command: {argv: [...]}}], or name one of: " + strings.Join(depNames, ", ")
+		if len(depNames) == 0 {
+			hint = "declare it: dependencies: [{name: " + p.Dependency + ", command: {argv: [...]}}]; without dependency: the probe reads the target"
+		} else if h := suggest.Hint(p.Dependency, depNames); h != "" {
+			hint = h
+		}
+		v.errorf(at+".dependency", hint, "probe %q: no dependency named %q", p.Name, p.Dependency)
+	case d.Command == nil:
+		v.errorf(at+".dependency", "read a Postgres dependency with postgres: "+p.Dependency+" and sql:", "probe %q: dependency %q is a Postgres server, not an HTTP one", p.Name, p.Dependency)
 	}
 }
 
@@ -181,8 +223,8 @@ func (v *validator) validatePrometheusProbe(at string, p *Probe) {
 	if strings.TrimSpace(p.Query) == "" {
 		v.errorf(at+".query", `write the PromQL to evaluate, such as query: 'sum(rate(http_requests_total{code=~"5.."}[30s]))'`, "probe %q needs a query", p.Name)
 	}
-	if p.SQL != "" || len(p.Command) > 0 || p.Value != "" || len(p.Headers) > 0 {
-		v.errorf(at, "a prometheus probe is its query's one sample: remove sql, command, value and headers", "probe %q mixes prometheus with another source's fields", p.Name)
+	if p.SQL != "" || len(p.Command) > 0 || p.Value != "" || len(p.Headers) > 0 || p.Dependency != "" {
+		v.errorf(at, "a prometheus probe is its query's one sample: remove sql, command, value, headers and dependency", "probe %q mixes prometheus with another source's fields", p.Name)
 	}
 	if p.Interval > 0 && p.Interval.D() < MinProbeInterval {
 		v.errorf(at+".interval", fmt.Sprintf("read it at most every %v", MinProbeInterval), "probe %q: interval %v is too short", p.Name, p.Interval.D())

@@ -208,6 +208,29 @@ contracts:
     expect: [probe("clicks") >= 1]
 `
 
+// TestProbeOfDependency sends an http probe to a command dependency, and
+// reads a probe that increase(probe(...)) judges during the phases: at
+// its own interval, or every DefaultProbeEvery when it gives none.
+func TestProbeOfDependency(t *testing.T) {
+	yaml := strings.Replace(probeScenario, `expect: [probe("clicks") >= 1]`, `expect: ['increase(probe("calls")) <= 1.2 * count', 'increase(probe("lag")) <= 10']`, 1)
+	yaml = strings.Replace(yaml, "PROBES", `  - {name: clicks, postgres: db, sql: "SELECT count(*) FROM clicks"}
+  - {name: calls, http: GET /calls, value: "{json.calls}", dependency: cache}
+  - {name: lag, redis: cache, command: [XLEN, s], interval: 50ms}`, 1)
+	sc, err := Parse("probes.yaml", []byte(yaml), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sc.Probes[1]; p.Dependency != "cache" || p.Interval.D() != DefaultProbeEvery || p.Step().Kind() != StepHTTP {
+		t.Errorf("calls: dependency %q, interval %v, kind %v; want cache, %v, http", p.Dependency, p.Interval.D(), p.Step().Kind(), DefaultProbeEvery)
+	}
+	if p := sc.Probes[2]; p.Interval.D() != 50*time.Millisecond {
+		t.Errorf("lag: interval %v; want its own 50ms", p.Interval.D())
+	}
+	if p := sc.Probes[0]; p.Interval != 0 {
+		t.Errorf("clicks, read after the window only: interval %v; want none", p.Interval.D())
+	}
+}
+
 func TestProbes(t *testing.T) {
 	parse := func(probes string) (*Scenario, error) {
 		return Parse("probes.yaml", []byte(strings.Replace(probeScenario, "PROBES", probes, 1)), Options{})
@@ -247,6 +270,11 @@ func TestProbes(t *testing.T) {
 		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090", query: up, sql: "SELECT 1"}`, `probes.yaml:11:5: probe "clicks" mixes prometheus with another source's fields`},
 		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090", query: up, interval: 1ms}`, `probes.yaml:11:78: probe "clicks": interval 1ms is too short`},
 		{`  - {name: clicks, postgres: db, sql: "SELECT {capture.n}"}`, `{capture.n} is used before any setup step captures it`},
+		{`  - {name: clicks, http: GET /calls, value: "{json.calls}", dependency: cach}`, `probes.yaml:11:73: probe "clicks": no dependency named "cach" (did you mean "cache"?)`},
+		{`  - {name: clicks, http: GET /calls, value: "{json.calls}", dependency: kv}`, `probes.yaml:11:73: probe "clicks": no dependency named "kv" (choose one of cache)`},
+		{`  - {name: clicks, http: GET /calls, value: "{json.calls}", dependency: db}`, `probes.yaml:11:73: probe "clicks": dependency "db" is a Postgres server, not an HTTP one (read a Postgres dependency with postgres: db and sql:)`},
+		{`  - {name: clicks, redis: cache, command: [GET, n], dependency: cache}`, `probes.yaml:11:65: probe "clicks": dependency is for http probes`},
+		{`  - {name: clicks, prometheus: "http://127.0.0.1:9090", query: up, dependency: cache}`, `probe "clicks" mixes prometheus with another source's fields`},
 	} {
 		_, err := parse(tt.probes)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +14,9 @@ import (
 )
 
 // readProbe reads a probe once: the first column of the first row of an
-// SQL probe, the reply of a Redis one, the value an HTTP one names. It
-// must be a number.
+// SQL probe, the reply of a Redis one, the value an HTTP one names (from
+// the target, or from the dependency it names, over loopback with the
+// control client). It must be a number.
 func (r *run) readProbe(ctx context.Context, p *plan.Probe) (float64, error) {
 	s := p.Step()
 	ctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
@@ -40,7 +42,16 @@ func (r *run) readProbe(ctx context.Context, p *plan.Probe) (float64, error) {
 		}
 		text, ok = got["reply"]
 	default:
-		resp, err := r.setupHTTP(ctx, s)
+		var (
+			resp *setupResponse
+			err  error
+		)
+		if p.Dependency != "" {
+			base := "http://127.0.0.1:" + strconv.Itoa(r.ports[p.Dependency])
+			resp, err = r.httpStep(ctx, s, base, r.probeClient(p.Name, s.StepTimeout()))
+		} else {
+			resp, err = r.setupHTTP(ctx, s)
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -60,13 +71,17 @@ func (r *run) readProbe(ctx context.Context, p *plan.Probe) (float64, error) {
 	return v, nil
 }
 
-// recordProbe reads a probe once and records the reading.
+// recordProbe reads a probe once and records the reading at the moment
+// it was answered, with how long it took (took_ns): the figure was taken
+// in between, which increase(probe(...)) needs to know which side of a
+// window's edge it lies on.
 func (r *run) recordProbe(ctx context.Context, p *plan.Probe, final bool) {
+	sent := time.Now()
 	v, err := r.readProbe(ctx, p)
 	if ctx.Err() != nil {
 		return // the run is stopping: no reading was made
 	}
-	data := map[string]any{}
+	data := map[string]any{"took_ns": time.Since(sent).Nanoseconds()}
 	if err != nil {
 		data["error"] = err.Error()
 	} else {
@@ -78,11 +93,25 @@ func (r *run) recordProbe(ctx context.Context, p *plan.Probe, final bool) {
 	r.event(timeline.Event{Kind: timeline.Probe, Message: p.Name, Data: data})
 }
 
-// startProbes reads every probe with an interval that often until the
+// startProbes reads every probe with an interval once, all at the same
+// time, before it returns (so that a window opening with the first phase
+// has a reading at or before its start), and then that often until the
 // returned function is called (when the last phase ends).
 func (r *run) startProbes(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var first, wg sync.WaitGroup
+	for i := range r.sc.Probes {
+		p := &r.sc.Probes[i]
+		if p.Interval <= 0 {
+			continue
+		}
+		first.Add(1)
+		go func() {
+			defer first.Done()
+			r.recordProbe(ctx, p, false)
+		}()
+	}
+	first.Wait()
 	for i := range r.sc.Probes {
 		p := &r.sc.Probes[i]
 		if p.Interval <= 0 {
@@ -136,4 +165,14 @@ func (r *run) finalProbes(ctx context.Context) error {
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// probeClient is probe name's client to a dependency: ControlClient, made
+// once.
+func (r *run) probeClient(name string, timeout time.Duration) *http.Client {
+	if c, ok := r.probeClients.Load(name); ok {
+		return c.(*http.Client)
+	}
+	c, _ := r.probeClients.LoadOrStore(name, ControlClient(timeout))
+	return c.(*http.Client)
 }

@@ -161,6 +161,10 @@ type run struct {
 	tgtProc *managed
 	deps    []*dependency
 	ports   map[string]int
+	// probeClients are the clients of probes sent to a dependency, one
+	// per probe, made at its first reading and kept, so that its
+	// connections are reused.
+	probeClients sync.Map
 	// passwords are the dependencies' passwords made for this run
 	// ({password:NAME}).
 	passwords map[string]string

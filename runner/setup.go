@@ -330,19 +330,24 @@ func (s *setupResponse) lookup(kind, name string) (string, bool) {
 
 // setupHTTP sends an HTTP step's request to the target.
 func (r *run) setupHTTP(ctx context.Context, s *plan.SetupStep) (*setupResponse, error) {
+	return r.httpStep(ctx, s, r.tgt.baseURL, r.targetClient(s.StepTimeout()))
+}
+
+// httpStep sends an HTTP step to base (a URL on loopback) with client.
+func (r *run) httpStep(ctx context.Context, s *plan.SetupStep, base string, client *http.Client) (*setupResponse, error) {
 	method, path := s.Request(r.captures)
 	var body io.Reader
 	if s.Body != "" {
 		body = strings.NewReader(r.captures.Fill(s.Body))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, r.tgt.baseURL+path, body)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range s.Headers {
 		req.Header.Set(k, r.captures.Fill(v))
 	}
-	resp, err := r.targetClient(s.StepTimeout()).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %v", method, path, err)
 	}
