@@ -37,6 +37,32 @@ func TestMissingData(t *testing.T) {
 		}
 		return s
 	}
+	// calls adds readings of probe calls every 100ms from from to +3s,
+	// value(at) each (< 0: the reading failed).
+	calls := func(from time.Duration, value func(at time.Duration) float64) *timeline.Timeline {
+		s := newShop(10, normal)
+		for at := from; at <= 3*time.Second; at += 100 * time.Millisecond {
+			e := timeline.Event{Time: t0.Add(at), Kind: timeline.Probe, Message: "calls", Data: map[string]any{"took_ns": float64(time.Millisecond)}}
+			if v := value(at); v >= 0 {
+				e.Data["value"] = v
+			} else {
+				e.Data["error"] = "connection refused"
+			}
+			s.event(e)
+		}
+		return s.tl
+	}
+	perSecond := func(n float64, bad ...time.Duration) func(time.Duration) float64 {
+		return func(at time.Duration) float64 {
+			for _, b := range bad {
+				if at == b {
+					return -1
+				}
+			}
+			return 1000 + n*at.Seconds()
+		}
+	}
+	const upstreamBudget = `increase(probe("calls")) <= 1.2 * count`
 	ok := newShop(10, normal).tl
 	tests := []struct {
 		row    string
@@ -93,6 +119,16 @@ func TestMissingData(t *testing.T) {
 		{"a gap in the PromQL points", Spec{Expect: []string{"max(promql(`errors`)) <= 5"}},
 			newShop(10, normal).promqlAnswer("errors", promqlSeries{map[string]any{}, []string{"1", "1", "1", "1", "1", "1", "", "", "", "2", "3", "3", "3", "3"}}).tl,
 			Inconclusive, "leave a gap of 1s"},
+		{"no probe reading before the window", Spec{Expect: []string{upstreamBudget}}, calls(1050*time.Millisecond, perSecond(100)), Inconclusive, "has no reading at or before the window's start"},
+		{"an unknown probe reading at an edge", Spec{Expect: []string{upstreamBudget}}, calls(50*time.Millisecond, perSecond(100, 2050*time.Millisecond)), Inconclusive, "could not be read at the window's end (+1.05s): connection refused"},
+		{"a probe counter that went down", Spec{Expect: []string{upstreamBudget}}, calls(50*time.Millisecond, func(at time.Duration) float64 {
+			if at > 1500*time.Millisecond {
+				return 0
+			}
+			return perSecond(100)(at)
+		}), Inconclusive, "the counter was reset"},
+		{"a gap in the probe readings", Spec{Expect: []string{upstreamBudget}}, calls(50*time.Millisecond, perSecond(100, 1150*time.Millisecond, 1250*time.Millisecond, 1350*time.Millisecond, 1450*time.Millisecond, 1550*time.Millisecond, 1650*time.Millisecond, 1750*time.Millisecond)), Inconclusive, "leave a gap of 800ms"},
+		{"the two ends of a probe's increase disagree", Spec{Expect: []string{upstreamBudget}}, calls(50*time.Millisecond, perSecond(110)), Inconclusive, "grew by 99 to 121 in the window"},
 		{"window with too few requests", Spec{MinSamples: 101, Expect: []string{`p99 < 1s`}}, ok, Inconclusive, "fewer than min_samples 101"},
 		{"window with no requests", Spec{Requests: Filter{Path: "/none"}, Expect: []string{`fallback >= 99%`}}, ok, Inconclusive, "no requests in the window"},
 		{"baseline phase with too few requests", Spec{Expect: []string{`p99 <= 2 * baseline("warmup")`}}, func() *timeline.Timeline {
