@@ -80,7 +80,8 @@ func saveRun(t *testing.T, dir, threshold string, complete bool) {
 
 // saveRunWith writes the timeline of saveRun, with meta's Vars,
 // RateScale and Shard, starting at meta.Start when it is set, and no
-// scenario.
+// scenario. The record names meta.File as the scenario file when it is
+// set, else gone.yaml in dir, which does not exist.
 func saveRunWith(t *testing.T, dir string, meta timeline.Meta, complete bool) {
 	t.Helper()
 	saveRunSwitching(t, dir, meta, complete, true)
@@ -112,7 +113,10 @@ func saveRunSwitching(t *testing.T, dir string, meta timeline.Meta, complete, sw
 	if meta.Scenario == "" {
 		meta.Scenario = "saved"
 	}
-	meta.File, meta.Start = filepath.Join(dir, "gone.yaml"), t0
+	if meta.File == "" {
+		meta.File = filepath.Join(dir, "gone.yaml")
+	}
+	meta.Start = t0
 	must(w.Meta(meta))
 	hits := int64(9)
 	seq := uint64(0)
