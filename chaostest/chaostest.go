@@ -95,6 +95,8 @@ type config struct {
 	vars      map[string]string
 	rateScale float64
 	formats   []reports.Format
+	// allowHosts are the hosts beyond loopback consented to (AllowHosts).
+	allowHosts []string
 	// log receives the run's progress; nil discards it.
 	log io.Writer
 }
@@ -123,6 +125,14 @@ func Vars(vars map[string]string) Option {
 // RateScale multiplies every rate of the scenario by f, as --rate-scale
 // does: 0.5 for a lighter run.
 func RateScale(f float64) Option { return func(c *config) { c.rateScale = f } }
+
+// AllowHosts consents to traffic to hosts beyond loopback (host names, IP
+// addresses, CIDR prefixes), as --allow-host does: a scenario may reach a
+// host only when its allow_hosts lists it and this option names it too.
+// A target URL beyond loopback needs it as well. Later calls add hosts.
+func AllowHosts(hosts ...string) Option {
+	return func(c *config) { c.allowHosts = append(c.allowHosts, hosts...) }
+}
 
 // Formats names the report files written into the report directory
 // (reports.JSON by default); the table is always in the Result.
@@ -202,7 +212,7 @@ func check(ctx context.Context, file string, target Target, c *config) (*Result,
 	if c.rateScale <= 0 || math.IsNaN(c.rateScale) || math.IsInf(c.rateScale, 0) {
 		return nil, exitcode.New(exitcode.Invalid, "chaostest.RateScale(%v): give a factor above 0, such as 0.5 or 2", c.rateScale)
 	}
-	scs, err := plan.LoadAll([]string{file}, harness.LoadOptions(c.vars, c.rateScale))
+	scs, err := plan.LoadAll([]string{file}, harness.LoadOptions(c.vars, c.rateScale, c.allowHosts))
 	if err != nil {
 		return nil, err
 	}

@@ -64,8 +64,14 @@ func (tg Target) check(sc *plan.Scenario) error {
 		if a.addr == "" {
 			continue
 		}
-		if err := plan.CheckLoopback(plan.FillPorts(a.addr, ports)); err != nil {
-			return invalid("%s: %v (chaoskit sends load and control traffic to loopback addresses only: 127.0.0.0/8, ::1)", a.field, err)
+		// A service chaoskit starts listens on loopback; one already
+		// running may be on a host the scenario and AllowHosts allow.
+		allow := sc.Reach
+		if command {
+			allow = nil
+		}
+		if err := plan.CheckReach(plan.FillPorts(a.addr, ports), allow); err != nil {
+			return invalid("%s: %v (chaoskit sends load and control traffic to loopback addresses, 127.0.0.0/8 and ::1, and beyond them only to a host of the scenario's allow_hosts named by AllowHosts too)", a.field, err)
 		}
 	}
 	if command || tg.Failpoints != "" {

@@ -31,9 +31,10 @@ const (
 // LoadFuzz loads the fuzz scenario a campaign works on: the bundled one
 // named bundled, or the one file in paths. It returns the options the
 // campaign's schedules load with (the variables are in the scenario
-// already).
-func LoadFuzz(paths []string, bundled string, vars map[string]string) (*plan.Scenario, plan.Options, error) {
-	opts := LoadOptions(vars, 1)
+// already); allowHosts are the hosts the command consents to
+// (--allow-host).
+func LoadFuzz(paths []string, bundled string, vars map[string]string, allowHosts []string) (*plan.Scenario, plan.Options, error) {
+	opts := LoadOptions(vars, 1, allowHosts)
 	var sc *plan.Scenario
 	var err error
 	switch {

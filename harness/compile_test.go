@@ -17,7 +17,7 @@ import (
 // contract is compiled once, when its scenario loads.
 func TestContractsCompileOnce(t *testing.T) {
 	before := contract.Compilations()
-	scs, err := Load([]string{filepath.Join("..", "scenarios", "db-timeout-serves-cache.yaml")}, false, LoadOptions(nil, 1))
+	scs, err := Load([]string{filepath.Join("..", "scenarios", "db-timeout-serves-cache.yaml")}, false, LoadOptions(nil, 1, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,18 @@ import (
 
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 )
 
 // LoadOptions returns the options scenarios load with: the failpoint
-// catalog of each scenario's target (see catalog), the variables given and
-// the rate scale (1 means none).
-func LoadOptions(vars map[string]string, rateScale float64) plan.Options {
-	opts := plan.Options{Catalog: catalog, Vars: vars}
+// catalog of each scenario's target (see catalog), the variables given,
+// the rate scale (1 means none) and the hosts beyond loopback the command
+// consents to (--allow-host; see plan.Options.AllowHosts).
+func LoadOptions(vars map[string]string, rateScale float64, allowHosts []string) plan.Options {
+	opts := plan.Options{Catalog: catalog, Vars: vars, AllowHosts: allowHosts}
 	if rateScale != 1 {
 		opts.RateScale = rateScale
 	}
@@ -70,8 +72,9 @@ func Select(scs []*plan.Scenario, only []string) ([]*plan.Scenario, error) {
 
 // catalog returns the failpoints a scenario's target really has: its
 // profile's list (see plan.Profile), the target's declared points, a scan of its source, or
-// the list a running service reports on its hits endpoint.
-func catalog(t plan.Target) (*inject.Catalog, error) {
+// the list a running service reports on its hits endpoint, asked only on
+// loopback or a host allow allows.
+func catalog(t plan.Target, allow *reach.Policy) (*inject.Catalog, error) {
 	if p, ok := plan.ProfileOf(t); ok {
 		return inject.NewCatalog(p.Failpoints...), nil
 	}
@@ -102,8 +105,8 @@ func catalog(t plan.Target) (*inject.Catalog, error) {
 			return nil, err
 		}
 		// The catalog request is control traffic like any other: loopback
-		// only, no redirect followed.
-		client := runner.ControlClient(3 * time.Second)
+		// and the allowed hosts only, no redirect followed.
+		client := runner.ControlClient(3*time.Second, allow)
 		defer client.CloseIdleConnections()
 		resp, err := client.Do(req)
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 // directory. It has no contracts: what it prints is init's (its figures),
 // not the run's table, whose verdict would only say so.
 func runFile(ctx context.Context, path, reportDir string) (string, error) {
-	scs, err := harness.Load([]string{path}, false, harness.LoadOptions(nil, 1))
+	scs, err := harness.Load([]string{path}, false, harness.LoadOptions(nil, 1, nil))
 	if err != nil {
 		return "", err
 	}
@@ -60,7 +60,7 @@ type judgement struct {
 // judge judges the contracts of a scenario (its text, as if at path) on
 // a run directory, with the judge every command uses.
 func judge(path string, yaml []byte, runDir string) (map[string]judgement, error) {
-	opts := harness.LoadOptions(nil, 1)
+	opts := harness.LoadOptions(nil, 1, nil)
 	opts.SkipBodyFiles = true
 	sc, err := plan.Parse(path, yaml, opts)
 	if err != nil {
@@ -80,6 +80,6 @@ func judge(path string, yaml []byte, runDir string) (map[string]judgement, error
 
 // validate loads a scenario file as `chaoskit run` would.
 func validate(path string) error {
-	_, err := harness.Load([]string{path}, false, harness.LoadOptions(nil, 1))
+	_, err := harness.Load([]string{path}, false, harness.LoadOptions(nil, 1, nil))
 	return err
 }

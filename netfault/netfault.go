@@ -14,7 +14,9 @@
 //
 // A Fault and a Proxy are plain data with a Validate method whose errors
 // name the setting at fault (FieldError), so a scenario loader can point
-// at its line. Only loopback addresses are proxied, both ways.
+// at its line. A proxy listens on loopback only; its upstream is on
+// loopback, or on a host the caller allows (Options.AllowHosts), which is
+// resolved and checked before toxiproxy is given its address.
 //
 // Close switches every fault off, stops every proxy and returns once every
 // goroutine the proxies started has ended: toxiproxy keeps no count of its
@@ -49,6 +51,8 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
 	zerologlog "github.com/rs/zerolog/log"
+
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
 func init() {
@@ -63,24 +67,33 @@ type Proxy struct {
 	// Listen is the loopback address to listen on; port 0, or an empty
 	// Listen (127.0.0.1:0), picks a free port, which Start returns.
 	Listen string `json:"listen,omitempty" yaml:"listen,omitempty"`
-	// Upstream is the loopback address of the dependency.
+	// Upstream is the address of the dependency: on loopback, or on a
+	// host Options.AllowHosts allows.
 	Upstream string `json:"upstream" yaml:"upstream"`
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 // Validate reports the first setting of p that cannot work, as a
-// *FieldError, or nil.
-func (p Proxy) Validate() error {
+// *FieldError, or nil. Its upstream must be on loopback.
+func (p Proxy) Validate() error { return p.ValidateFor(nil) }
+
+// ValidateFor is Validate with an upstream allowed on loopback or on one
+// of allowHosts: host names, IP addresses or CIDR prefixes.
+func (p Proxy) ValidateFor(allowHosts []string) error {
+	allow, err := reach.New(allowHosts)
+	if err != nil {
+		return fieldError("upstream", "host names, IP addresses or CIDR prefixes", "allowed hosts: %v", err)
+	}
 	if !validName.MatchString(p.Name) {
 		return fieldError("name", "letters, digits, '_', '.' and '-', such as postgres", "proxy name %q cannot be used", p.Name)
 	}
 	if p.Listen != "" {
-		if err := loopback("listen", p.Listen, true); err != nil {
+		if err := checkAddr("listen", p.Listen, true, nil); err != nil {
 			return err
 		}
 	}
-	return loopback("upstream", p.Upstream, false)
+	return checkAddr("upstream", p.Upstream, false, allow)
 }
 
 // loopbackLiteral returns addr with the host localhost (any case, with or
@@ -93,8 +106,9 @@ func loopbackLiteral(addr string) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
-// loopback checks that addr is host:port on a loopback host.
-func loopback(field, addr string, portZero bool) error {
+// checkAddr checks that addr is host:port on a loopback host or a host
+// allow allows.
+func checkAddr(field, addr string, portZero bool, allow *reach.Policy) error {
 	example := "such as 127.0.0.1:5432"
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -103,8 +117,8 @@ func loopback(field, addr string, portZero bool) error {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || (n == 0 && !portZero) {
 		return fieldError(field, "a port from 1 to 65535, "+example, "%q has no usable port", addr)
 	}
-	if ip := net.ParseIP(host); !strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") && (ip == nil || !ip.IsLoopback()) {
-		return fieldError(field, "127.0.0.1, ::1 or localhost: netfault only proxies traffic on this machine's loopback",
+	if !allow.AllowsHost(host) {
+		return fieldError(field, "127.0.0.1, ::1 or localhost: netfault proxies traffic on this machine's loopback, and to an upstream beyond it only on a host allowed by consent",
 			"%q is not a loopback address", addr)
 	}
 	return nil
@@ -117,9 +131,15 @@ func loopback(field, addr string, portZero bool) error {
 //
 // CloseTimeout bounds how long Close waits for the proxies' goroutines to
 // end. Zero or less means 10 s.
+//
+// AllowHosts are the hosts beyond loopback an upstream may be on: host
+// names, IP addresses or CIDR prefixes (the caller's consent). A name is
+// resolved when its proxy starts, and toxiproxy is given the address it
+// resolved to, checked against the same list. Empty means loopback only.
 type Options struct {
 	Log          io.Writer
 	CloseTimeout time.Duration
+	AllowHosts   []string
 }
 
 // Proxies is a set of running proxies and the faults on them. Make one
@@ -129,6 +149,11 @@ type Proxies struct {
 	log          zerolog.Logger
 	label        string // the pprof label value of every goroutine it starts
 	closeTimeout time.Duration
+	// allowHosts, allow and allowErr are Options.AllowHosts, as given and
+	// as a policy (or the error that made none).
+	allowHosts []string
+	allow      *reach.Policy
+	allowErr   error
 
 	mu      sync.Mutex
 	proxies map[string]*running
@@ -156,7 +181,11 @@ func New(opts Options) *Proxies {
 	if opts.CloseTimeout <= 0 {
 		opts.CloseTimeout = 10 * time.Second
 	}
+	allow, allowErr := reach.New(opts.AllowHosts)
 	return &Proxies{
+		allowHosts:   opts.AllowHosts,
+		allow:        allow,
+		allowErr:     allowErr,
 		server:       toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), log),
 		log:          log,
 		label:        strconv.FormatUint(instances.Add(1), 10),
@@ -177,15 +206,27 @@ func (ps *Proxies) do(f func(ctx context.Context)) {
 // Start validates p and starts it, and returns the address it listens on
 // (the port chosen when p.Listen asks for port 0).
 func (ps *Proxies) Start(p Proxy) (string, error) {
-	if err := p.Validate(); err != nil {
+	if ps.allowErr != nil {
+		return "", fmt.Errorf("proxy %q: allowed hosts: %w", p.Name, ps.allowErr)
+	}
+	if err := p.ValidateFor(ps.allowHosts); err != nil {
 		return "", fmt.Errorf("proxy %q: %w", p.Name, err)
 	}
 	if p.Listen == "" {
 		p.Listen = "127.0.0.1:0"
 	}
-	// toxiproxy resolves names: localhost is made 127.0.0.1 here, so that
-	// no resolver (a hosts file, DNS) is asked where it is.
-	p.Listen, p.Upstream = loopbackLiteral(p.Listen), loopbackLiteral(p.Upstream)
+	// toxiproxy resolves names and dials its upstream plainly: localhost
+	// is made 127.0.0.1 here, so that no resolver (a hosts file, DNS) is
+	// asked where it is, and an allowed name is resolved here, once, and
+	// toxiproxy given an address the policy allows.
+	p.Listen = loopbackLiteral(p.Listen)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	addrs, err := ps.allow.Resolve(ctx, p.Upstream)
+	cancel()
+	if err != nil {
+		return "", fmt.Errorf("proxy %q: upstream %s: %w", p.Name, p.Upstream, err)
+	}
+	p.Upstream = addrs[0]
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.closed {
@@ -195,7 +236,6 @@ func (ps *Proxies) Start(p Proxy) (string, error) {
 		return "", fmt.Errorf("proxy %q: %w", p.Name, fieldError("name", "give each proxy its own name", "a proxy named %q is already running", p.Name))
 	}
 	tp := toxiproxy.NewProxy(ps.server, p.Name, p.Listen, p.Upstream)
-	var err error
 	ps.do(func(context.Context) { err = tp.Start() })
 	if err != nil {
 		return "", fmt.Errorf("proxy %q: listen on %s: %w", p.Name, p.Listen, err)

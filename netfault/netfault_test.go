@@ -575,3 +575,31 @@ func TestDownComesBackWhenItsAddressIsFree(t *testing.T) {
 	disable(t, ps, down)
 	roundTrip(t, dial(t, addr))
 }
+
+// TestUpstreamBeyondLoopbackByConsent: an upstream beyond loopback starts
+// only on a host Options.AllowHosts allows; a proxy still listens on
+// loopback only.
+func TestUpstreamBeyondLoopbackByConsent(t *testing.T) {
+	ps := netfault.New(netfault.Options{AllowHosts: []string{"10.9.0.0/24", "db.allowed.example"}})
+	defer ps.Close()
+	if _, err := ps.Start(netfault.Proxy{Name: "allowed", Upstream: "10.9.0.5:5432"}); err != nil {
+		t.Errorf("an allowed upstream: %v", err)
+	}
+	for _, tt := range []struct {
+		p     netfault.Proxy
+		field string
+	}{
+		{netfault.Proxy{Name: "other", Upstream: "10.9.1.5:5432"}, "upstream"},
+		{netfault.Proxy{Name: "name", Upstream: "db.other.example:5432"}, "upstream"},
+		{netfault.Proxy{Name: "listen", Listen: "10.9.0.6:0", Upstream: "10.9.0.5:5432"}, "listen"},
+	} {
+		_, err := ps.Start(tt.p)
+		var fe *netfault.FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(err.Error(), "is not a loopback address") {
+			t.Errorf("Start(%+v) = %v, want a %s error", tt.p, err, tt.field)
+		}
+	}
+	if err := (netfault.Proxy{Name: "pg", Upstream: "10.9.0.5:5432"}).Validate(); err == nil {
+		t.Error("Validate, which allows loopback only, accepted 10.9.0.5")
+	}
+}

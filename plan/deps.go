@@ -244,9 +244,7 @@ func (v *validator) validateDeps() {
 			v.errorf(at+".ready", "keep tcp or command", "ready has both tcp and command")
 		}
 		if d.Ready.TCP != "" {
-			if err := CheckLoopback(fillAny(d.Ready.TCP)); err != nil {
-				v.errorf(at+".ready.tcp", "write host:port on loopback, such as 127.0.0.1:{port:"+d.Name+"}", "%v", err)
-			}
+			v.checkReach(at+".ready.tcp", "", fillAny(d.Ready.TCP))
 		}
 		v.checkNUL(at+".ready.command", d.Ready.Command...)
 		if d.Ready.Timeout == 0 {
@@ -271,7 +269,7 @@ func (v *validator) validateDeps() {
 		}
 		np := netfault.Proxy{Name: p.Name, Listen: fillAny(p.Listen), Upstream: fillAny(p.Upstream)}
 		var fe *netfault.FieldError
-		if err := np.Validate(); errors.As(err, &fe) {
+		if err := np.ValidateFor(v.listed.Hosts()); errors.As(err, &fe) {
 			v.errorf(at+"."+fe.Field, fe.Fix, "proxy %q: %s", p.Name, fe.Problem)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
 func TestBundledFuzzScenario(t *testing.T) {
@@ -53,7 +54,7 @@ func TestBundledFuzzScenario(t *testing.T) {
 	}
 }
 
-var demoCatalogFuzz = Options{Catalog: func(t Target) (*inject.Catalog, error) {
+var demoCatalogFuzz = Options{Catalog: func(t Target, _ *reach.Policy) (*inject.Catalog, error) {
 	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite", "github.com/chaoskit/chaoskit/demo/cache/cacheGet"), nil
 }}
 

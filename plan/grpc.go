@@ -121,8 +121,10 @@ func (v *validator) validateGRPCTarget() {
 		v.errorf("$.target.grpc", `add address: "127.0.0.1:{port:grpc}"`, "target.grpc has no address")
 	} else if strings.Contains(g.Address, "://") {
 		v.errorf("$.target.grpc.address", "write host:port, such as 127.0.0.1:{port:grpc}", "grpc address %q is a URL, not host:port", g.Address)
-	} else if err := CheckLoopback(FillPorts(g.Address, onePorts(v.sc.Target))); err != nil {
-		v.errorf("$.target.grpc.address", "chaoskit only sends load to loopback addresses (127.0.0.0/8, ::1)", "%v", err)
+	} else if addr := FillPorts(g.Address, onePorts(v.sc.Target)); v.sc.Target.Command == nil {
+		v.checkReach("$.target.grpc.address", "", addr)
+	} else if err := CheckLoopback(addr); err != nil {
+		v.errorf("$.target.grpc.address", "a service chaoskit starts listens on loopback (127.0.0.0/8, ::1)", "%v", err)
 	}
 	if g.DescriptorSet == "" || v.opts.SkipBodyFiles {
 		return

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/scenarios"
 )
@@ -28,8 +27,10 @@ import (
 // Options control loading.
 type Options struct {
 	// Catalog returns the failpoints of a scenario's target, against which
-	// fault points are resolved. Nil leaves points unresolved.
-	Catalog func(t Target) (*inject.Catalog, error)
+	// fault points are resolved; a request it makes to a running service
+	// goes only where allow says (the scenario's Reach). Nil leaves points
+	// unresolved.
+	Catalog func(t Target, allow *reach.Policy) (*inject.Catalog, error)
 	// Vars override the scenarios' vars (--var name=value).
 	Vars map[string]string
 	// RateScale multiplies every rate of every phase; 0 means 1. Any
@@ -41,6 +42,12 @@ type Options struct {
 	// SkipBodyFiles leaves every request's body_file unread (its body
 	// empty): for judging a saved run, which sends no load.
 	SkipBodyFiles bool
+	// AllowHosts are the hosts beyond loopback the command consents to
+	// (--allow-host): a scenario's allow_hosts entry not among them is an
+	// error, and one among them is where its run may send traffic
+	// (Scenario.Reach). A host given here but not in allow_hosts allows
+	// nothing. With SkipBodyFiles (nothing is sent) no consent is asked.
+	AllowHosts []string
 
 	// savedIncludes maps include paths to the copies a run directory holds
 	// of them (see LoadCopy); when it is set, no include is read from
@@ -528,6 +535,11 @@ type validator struct {
 	catalog    *inject.Catalog
 	catalogErr error
 	catalogRun bool
+
+	// listed allows the hosts allow_hosts lists, consented to or not: an
+	// address on one is not refused where it is written (the missing
+	// consent is reported at the entry).
+	listed *reach.Policy
 }
 
 // errorf records an error at the node the YAML path names (or its nearest
@@ -617,6 +629,7 @@ func (v *validator) validate() {
 	if msg := checkName(sc.Name); msg != "" {
 		v.errorf("$.name", nameHint(sc.Name), "%s", msg)
 	}
+	v.validateAllowHosts()
 	v.validateTarget()
 	if p, ok := ProfileOf(sc.Target); ok {
 		sc.conventions = p.Conventions
@@ -781,14 +794,25 @@ func (v *validator) validateTarget() {
 			v.checkNUL("$.target.command.env."+k, val)
 		}
 	}
+	// A service chaoskit starts listens on loopback; one already running
+	// may be elsewhere, by consent.
+	started := t.Command != nil || t.Demo != nil
 	if t.URL != "" {
-		if err := CheckLoopback(FillPorts(t.URL, dummy)); err != nil {
-			v.errorf("$.target.url", "chaoskit only sends load to loopback addresses (127.0.0.0/8, ::1)", "%v", err)
+		if started {
+			if err := CheckLoopback(FillPorts(t.URL, dummy)); err != nil {
+				v.errorf("$.target.url", "a service chaoskit starts listens on loopback (127.0.0.0/8, ::1)", "%v", err)
+			}
+		} else {
+			v.checkReach("$.target.url", "", FillPorts(t.URL, dummy))
 		}
 	}
 	if t.Failpoints != "" {
-		if err := CheckLoopback(FillPorts(t.Failpoints, dummy)); err != nil {
-			v.errorf("$.target.failpoints", "the control endpoint must be on a loopback address", "%v", err)
+		if started {
+			if err := CheckLoopback(FillPorts(t.Failpoints, dummy)); err != nil {
+				v.errorf("$.target.failpoints", "the control endpoint of a service chaoskit starts must be on a loopback address", "%v", err)
+			}
+		} else {
+			v.checkReach("$.target.failpoints", "", FillPorts(t.Failpoints, dummy))
 		}
 	}
 	if t.Hits == "" {
@@ -855,24 +879,22 @@ func (v *validator) checkNUL(path string, ss ...string) {
 
 // CheckLoopback fails unless raw (a URL or host:port) names a loopback
 // address: 127.0.0.0/8, ::1 or localhost.
-func CheckLoopback(raw string) error {
-	s := raw
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
+func CheckLoopback(raw string) error { return CheckReach(raw, nil) }
+
+// CheckReach fails unless raw (a URL or host:port) names a loopback
+// address or a host p allows (see Scenario.Reach).
+func CheckReach(raw string, p *reach.Policy) error {
+	host, err := reach.Host(raw)
+	if err != nil {
+		return err
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("%q is not a URL", raw)
-	}
-	host := u.Hostname()
-	if host == "localhost" {
+	if p.AllowsHost(host) {
 		return nil
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if p == nil {
 		return fmt.Errorf("%q is not a loopback address", host)
 	}
-	return nil
+	return fmt.Errorf("%q is not a loopback address nor a host allowed by consent", host)
 }
 
 var methods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
@@ -1102,7 +1124,7 @@ func (l Load) Scale(f float64) Load {
 func (v *validator) catalogFor() (*inject.Catalog, error) {
 	if !v.catalogRun {
 		v.catalogRun = true
-		v.catalog, v.catalogErr = v.opts.Catalog(v.sc.Target)
+		v.catalog, v.catalogErr = v.opts.Catalog(v.sc.Target, v.sc.Reach)
 	}
 	return v.catalog, v.catalogErr
 }

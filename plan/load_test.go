@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
-var demoCatalog = Options{Catalog: func(Target) (*inject.Catalog, error) {
+var demoCatalog = Options{Catalog: func(Target, *reach.Policy) (*inject.Catalog, error) {
 	return inject.NewCatalog("github.com/chaoskit/chaoskit/demo/store/productQuery", "github.com/chaoskit/chaoskit/demo/store/orderWrite", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsCall", "github.com/chaoskit/chaoskit/demo/recommend/recommendationsGRPC"), nil
 }}
 

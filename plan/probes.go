@@ -39,10 +39,10 @@ type Probe struct {
 	// cannot misreport.
 	Dependency string `yaml:"dependency"`
 	// Prometheus is the base URL of a Prometheus server (on loopback,
-	// such as http://127.0.0.1:9090) and Query the PromQL it evaluates
-	// at each reading (/api/v1/query): its result must be one sample. A
-	// server that does not answer, an error, or a result of no sample or
-	// of several is an unknown reading.
+	// such as http://127.0.0.1:9090, or on a host of allow_hosts) and
+	// Query the PromQL it evaluates at each reading (/api/v1/query): its
+	// result must be one sample. A server that does not answer, an error,
+	// or a result of no sample or of several is an unknown reading.
 	Prometheus string `yaml:"prometheus"`
 	Query      string `yaml:"query"`
 	// Interval, when set, reads the probe that often during the phases

@@ -46,7 +46,7 @@ const (
 )
 
 // checkPrometheusURL refuses a Prometheus server URL that is not http(s)
-// on loopback; what names it in the message.
+// on loopback or a host allowed by consent; what names it in the message.
 func (v *validator) checkPrometheusURL(path, what, raw string) {
 	// {port:NAME} of a dependency chaoskit starts (a Prometheus server of
 	// the scenario's own) is filled when the run has chosen the ports.
@@ -65,8 +65,8 @@ func (v *validator) checkPrometheusURL(path, what, raw string) {
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		v.errorf(path, "write the server's base URL, such as http://127.0.0.1:9090", "%s %q is not an http(s) URL", what, raw)
-	case CheckLoopback(raw) != nil:
-		v.errorf(path, "chaoskit sends its traffic to loopback only: reach the server through 127.0.0.1 (a port forward)", "%s %s", what, CheckLoopback(raw))
+	default:
+		v.checkReach(path, what, raw)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestPrometheusServer(t *testing.T) {
 	for _, tt := range []struct{ section, want string }{
 		{"", "promql.yaml:15:9: promql(sum(rate(errors_total[30s]))) needs a Prometheus server, and the scenario names none (add prometheus: {url: http://127.0.0.1:9090}"},
 		{"prometheus: {url: 127.0.0.1:9090}", `promql.yaml:4:19: prometheus url "127.0.0.1:9090" is not an http(s) URL (write the server's base URL, such as http://127.0.0.1:9090)`},
-		{"prometheus: {url: http://10.1.2.3:9090}", `promql.yaml:4:19: prometheus url "10.1.2.3" is not a loopback address (chaoskit sends its traffic to loopback only`},
+		{"prometheus: {url: http://10.1.2.3:9090}", `promql.yaml:4:19: prometheus url "10.1.2.3" is not a loopback address (reach it through loopback (a port forward), or add allow_hosts: [10.1.2.3]`},
 		{"prometheus: {url: http://prom.internal:9090}", `promql.yaml:4:19: prometheus url`},
 		{`prometheus: {url: "http://127.0.0.1:{port:prom}"}`, `promql.yaml:4:19: prometheus url: {port:prom} names no dependency of the scenario (name the port of a dependency`},
 		{"prometheus: {url: http://127.0.0.1:9090, step: 1ms}", `promql.yaml:4:48: prometheus step 1ms is too short (ask for a point at most every 10ms)`},

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"math"
 	"strconv"
 	"strings"
@@ -27,8 +28,16 @@ type Scenario struct {
 	Description string   `yaml:"description"`
 	// Vars are the values ${name} stands for anywhere in the file; --var
 	// name=value overrides them.
-	Vars   map[string]string `yaml:"vars"`
-	Target Target            `yaml:"target"`
+	Vars map[string]string `yaml:"vars"`
+	// AllowHosts are the hosts beyond loopback the scenario may send
+	// traffic to: host names, IP addresses and CIDR prefixes, such as
+	// [staging.internal, 10.20.0.0/16]. Each must also be given on the
+	// command (--allow-host HOST), consent from the scenario and from who
+	// runs it; every other address must be on loopback. Servers chaoskit
+	// starts (a target command, dependencies, proxies) listen on loopback
+	// whatever it says.
+	AllowHosts []string `yaml:"allow_hosts"`
+	Target     Target   `yaml:"target"`
 	// Dependencies are processes chaoskit starts before the target (a
 	// database, a cache) and stops after it; Proxies are TCP proxies it
 	// runs in-process between the target and a dependency, for proxy
@@ -65,6 +74,10 @@ type Scenario struct {
 	Values map[string]string `yaml:"-"`
 	// Included are the files the scenario includes, in order, as read.
 	Included []IncludedFile `yaml:"-"`
+	// Reach is where the run may send traffic: loopback, and the hosts of
+	// AllowHosts that the command consented to (Options.AllowHosts). Nil
+	// is loopback only.
+	Reach *reach.Policy `yaml:"-"`
 
 	// names lists every variable the file declares or uses.
 	names map[string]bool

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/internal/pgbin"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -44,6 +45,9 @@ type dependency struct {
 	segments []pgbin.Segment
 	// port is {port:NAME}.
 	port int
+	// allow is where its ready.tcp may be: loopback, or a host the
+	// scenario's Reach allows. Its own port is on loopback always.
+	allow *reach.Policy
 }
 
 // allocatePorts picks a free loopback port for every port placeholder of
@@ -143,7 +147,7 @@ func (r *run) startDeps(ctx context.Context) error {
 		return infra("will not write the dependencies' data into "+base+": it is not a directory chaoskit made", "remove it", err)
 	}
 	for _, spec := range r.sc.Dependencies {
-		d := &dependency{name: spec.Name, port: r.ports[spec.Name]}
+		d := &dependency{name: spec.Name, port: r.ports[spec.Name], allow: r.sc.Reach}
 		r.deps = append(r.deps, d)
 		if err := r.startDep(ctx, d, spec, base); err != nil {
 			return err
@@ -322,7 +326,7 @@ func (d *dependency) check(ctx context.Context) error {
 	case len(rd.Command) > 0:
 		return d.readyCommand(ctx)
 	case rd.TCP != "":
-		return dialOnce(ctx, hostPort(rd.TCP))
+		return dialOnce(ctx, hostPort(rd.TCP), d.allow)
 	case d.spec.Postgres != nil:
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -332,7 +336,7 @@ func (d *dependency) check(ctx context.Context) error {
 		}
 		return c.PostgresPing(cctx, "postgres://postgres:"+url.QueryEscape(d.password)+"@"+d.ownAddr()+"/postgres?sslmode=disable&connect_timeout=1")
 	}
-	return dialOnce(ctx, d.ownAddr())
+	return dialOnce(ctx, d.ownAddr(), nil)
 }
 
 // readyCommandTimeout bounds one run of a readiness command.
@@ -390,7 +394,7 @@ func checkDepPorts(orig plan.Dependency, d *dependency) error {
 		addrs = append(addrs, fixed{d.ownAddr(), "{port:" + d.name + "}"})
 	}
 	for _, a := range addrs {
-		if dialOnce(context.Background(), a.addr) == nil {
+		if dialOnce(context.Background(), a.addr, d.allow) == nil {
 			return infra(fmt.Sprintf("dependency %s: port %s (%s) is already in use by another process", d.name, a.addr, a.field),
 				"stop what listens there, or use {port:"+d.name+"} in the dependency's command and ready.tcp so chaoskit picks a free port", nil)
 		}
@@ -401,10 +405,12 @@ func checkDepPorts(orig plan.Dependency, d *dependency) error {
 // ownAddr is 127.0.0.1:{port:NAME}.
 func (d *dependency) ownAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(d.port)) }
 
-func dialOnce(ctx context.Context, addr string) error {
+// dialOnce connects to addr, on loopback or a host allow allows, and
+// closes the connection.
+func dialOnce(ctx context.Context, addr string, allow *reach.Policy) error {
 	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	c, err := dialLoopback(&net.Dialer{Control: loopbackOnly})(dctx, "tcp", addr)
+	c, err := allow.Dial(&net.Dialer{})(dctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/chaoskit/chaoskit/breakerimpl/grpcx"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -58,7 +59,7 @@ func (r *run) connectGRPC(ctx context.Context) error {
 		return nil
 	}
 	addr := r.tgt.grpcAddr
-	g, err := openGRPC(ctx, addr, r.sc.Target.GRPC.Files, r.sc.GRPCServices())
+	g, err := openGRPC(ctx, addr, r.sc.Reach, r.sc.Target.GRPC.Files, r.sc.GRPCServices())
 	r.grpc = g
 	if err != nil {
 		return err
@@ -66,12 +67,12 @@ func (r *run) connectGRPC(ctx context.Context) error {
 	return r.sc.CheckGRPC(g.files)
 }
 
-// openGRPC connects to the gRPC server at addr (loopback only) and learns
+// openGRPC connects to the gRPC server at addr (on loopback or a host allow
+// allows) and learns
 // its methods: from files, else by server reflection, asking for services
 // besides those it lists.
-func openGRPC(ctx context.Context, addr string, files *protoregistry.Files, services []string) (*grpcClient, error) {
-	dialer := &net.Dialer{Timeout: controlTimeout, Control: loopbackOnly}
-	dial := dialLoopback(dialer)
+func openGRPC(ctx context.Context, addr string, allow *reach.Policy, files *protoregistry.Files, services []string) (*grpcClient, error) {
+	dial := allow.Dial(&net.Dialer{Timeout: controlTimeout})
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),

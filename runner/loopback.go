@@ -11,29 +11,27 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
-// chaoskit connects to the machine it runs on and nowhere else: the load,
-// readiness probes, state samples, fault-hit reads, the failpoint control
-// endpoint, rollback (whose address comes from a file a user can edit) and
-// the catalog lookup of a running service all dial through dialLoopback,
-// follow no redirect, and use no proxy from the environment.
+// chaoskit connects to the machine it runs on, and beyond it only to the
+// hosts a scenario's allow_hosts and the command's --allow-host both name
+// (plan.Scenario.Reach, a reach.Policy): the load, readiness probes, state
+// samples, fault-hit reads, the failpoint control endpoint, probes,
+// rollback (whose address comes from a file a user can edit) and the
+// catalog lookup of a running service all dial through the policy's
+// dialer, follow no redirect, and use no proxy from the environment.
+// Servers chaoskit starts itself (the target, dependencies) are dialled on
+// loopback only.
 
-// errNotLoopback is what the dialer answers for any address that is not
-// loopback.
-var errNotLoopback = errors.New("chaoskit connects to loopback addresses only")
+// errNotLoopback is what the dialer answers for any address it refuses.
+var errNotLoopback = reach.ErrRefused
 
 // loopbackOnly refuses connections to non-loopback addresses, whatever a
 // name resolved to: the last guard, at connect time.
-func loopbackOnly(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%w: %s", errNotLoopback, host)
-	}
-	return nil
+func loopbackOnly(network, address string, c syscall.RawConn) error {
+	return (*reach.Policy)(nil).Control(network, address, c)
 }
 
 // dialLoopback dials through d only addresses on loopback: a loopback IP,
@@ -41,30 +39,7 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 // a resolver (a DNS query is traffic off the machine too). Any other name
 // is refused unresolved.
 func dialLoopback(d *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
-	return func(ctx context.Context, network, address string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(address)
-		if err != nil {
-			return nil, err
-		}
-		var hosts []string
-		switch ip := net.ParseIP(host); {
-		case ip != nil && ip.IsLoopback():
-			hosts = []string{host}
-		case strings.EqualFold(strings.TrimSuffix(host, "."), "localhost"):
-			hosts = []string{"127.0.0.1", "::1"}
-		default:
-			return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("%w: %s", errNotLoopback, host)}
-		}
-		var last error
-		for _, h := range hosts {
-			c, err := d.DialContext(ctx, network, net.JoinHostPort(h, port))
-			if err == nil {
-				return c, nil
-			}
-			last = err
-		}
-		return nil, last
-	}
+	return (*reach.Policy)(nil).Dial(d)
 }
 
 // loopbackLiteral returns host:port with the host localhost written as
@@ -81,28 +56,29 @@ func loopbackLiteral(addr string) string {
 var errRedirect = errors.New("chaoskit follows no redirects")
 
 // ControlClient returns the HTTP client of chaoskit's control traffic to a
-// service: loopback only (see dialLoopback), no proxy, each request bounded
-// by timeout. A redirect is not followed: the client returns it as the
-// response, so the caller sees the 3xx and where it pointed.
-func ControlClient(timeout time.Duration) *http.Client {
-	return controlClientTLS(timeout, nil)
+// service: loopback and the hosts allow allows only (nil: loopback only;
+// see reach.Policy.Dial), no proxy, each request bounded by timeout. A
+// redirect is not followed: the client returns it as the response, so the
+// caller sees the 3xx and where it pointed.
+func ControlClient(timeout time.Duration, allow *reach.Policy) *http.Client {
+	return controlClientTLS(timeout, allow, nil)
 }
 
 // targetClient is ControlClient speaking TLS to the target as target.tls
 // says: the requests of chaoskit's own to the target (readiness, samples,
 // setup steps, probes, read-backs).
 func (r *run) targetClient(timeout time.Duration) *http.Client {
-	return controlClientTLS(timeout, r.tls.config)
+	return controlClientTLS(timeout, r.sc.Reach, r.tls.config)
 }
 
 // controlClientTLS is ControlClient with a TLS configuration for https://
 // URLs (nil: the default one, the system's roots).
-func controlClientTLS(timeout time.Duration, cfg *tls.Config) *http.Client {
-	d := &net.Dialer{Timeout: timeout, Control: loopbackOnly}
+func controlClientTLS(timeout time.Duration, allow *reach.Policy, cfg *tls.Config) *http.Client {
+	d := &net.Dialer{Timeout: timeout}
 	return &http.Client{
 		Timeout: timeout,
 		Transport: &http.Transport{
-			DialContext:         dialLoopback(d),
+			DialContext:         allow.Dial(d),
 			TLSClientConfig:     cfg,
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     30 * time.Second,
@@ -119,17 +95,18 @@ func redirected(resp *http.Response) string {
 	return fmt.Sprintf("%s redirects to %s: %v", resp.Status, resp.Header.Get("Location"), errRedirect)
 }
 
-// checkControlAddr refuses a control endpoint address that is not on
-// loopback before anything is sent to it: a fault record is a file, and
-// one edited by hand must not make rollback reach another machine.
-func checkControlAddr(addr string) error {
+// checkControlAddr refuses a control endpoint address that is neither on
+// loopback nor on a host allow allows before anything is sent to it: a
+// fault record is a file, and one edited by hand must not make rollback
+// reach another machine. The record cannot grant consent: only the
+// command's (rollback --allow-host) or the run's own policy can.
+func checkControlAddr(addr string, allow *reach.Policy) error {
 	u, err := url.Parse(normalizeURL(addr))
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("control endpoint %q is not a URL", addr)
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || strings.EqualFold(host, "localhost") {
-		return nil
+	if err := allow.Check(u.Host); err != nil {
+		return fmt.Errorf("control endpoint %s: %w", addr, err)
 	}
-	return fmt.Errorf("control endpoint %s: %w", addr, errNotLoopback)
+	return nil
 }

@@ -67,7 +67,7 @@ func TestControlClientFollowsNoRedirect(t *testing.T) {
 	defer redirect.Close()
 
 	tgt := &target{spec: plan.Target{Ready: plan.Ready{Path: "/healthz", Status: 200, Timeout: plan.Duration(300 * time.Millisecond)}},
-		baseURL: redirect.URL, client: ControlClient(time.Second)}
+		baseURL: redirect.URL, client: ControlClient(time.Second, nil)}
 	defer tgt.client.CloseIdleConnections()
 	err := tgt.waitReady(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "302 Found redirects to "+elsewhere.URL+"/healthz") || !strings.Contains(err.Error(), "follows no redirects") {
@@ -90,7 +90,7 @@ func TestRollbackOfARecordNamingAnotherMachine(t *testing.T) {
 	// A fault record edited to name another machine's endpoint: rollback
 	// refuses before it sends anything, at once.
 	start := time.Now()
-	_, err := rollbackRecord(context.Background(), faultRecord{Control: "http://192.0.2.7:7070", Points: []string{"example.com/svc/p"}})
+	_, err := rollbackRecord(context.Background(), faultRecord{Control: "http://192.0.2.7:7070", Points: []string{"example.com/svc/p"}}, nil)
 	if err == nil || !errors.Is(err, errNotLoopback) || !strings.Contains(err.Error(), "was the record edited?") {
 		t.Errorf("rollback of 192.0.2.7: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestLoadRequestsInFlightEndWhenTheRunStops(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	stop, cancel := context.WithCancel(context.Background())
-	c, done := newClient(stop, plan.Load{Timeout: plan.Duration(time.Minute)}, nil)
+	c, done := newClient(stop, plan.Load{Timeout: plan.Duration(time.Minute)}, nil, nil)
 	defer done()
 	errs := make(chan error, 1)
 	go func() {

@@ -17,6 +17,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/internal/termline"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -60,7 +61,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		return err
 	}
 	gen.SetCaptures(r.captures)
-	client, closeClient := newClient(ctx, load, r.tls.config)
+	client, closeClient := newClient(ctx, load, r.sc.Reach, r.tls.config)
 	defer closeClient()
 	reqs := &shardRequests{gen: gen, shard: r.opts.Shard}
 	targeter := func(t *vegeta.Target) error {
@@ -633,16 +634,16 @@ func truncateHeader(v string) string {
 	return v
 }
 
-// newClient returns the client of a phase's load: loopback only, no
-// redirects followed. When stop ends (nil: never), the requests still in
+// newClient returns the client of a phase's load: loopback and the hosts
+// allow allows only, no redirects followed. When stop ends (nil: never), the requests still in
 // flight are cut short: vegeta cannot cancel the requests it sent, and a
 // stopping run must not wait for a service that hangs. done releases the
 // client.
-func newClient(stop context.Context, l plan.Load, tlsConfig *tls.Config) (client *http.Client, done func()) {
-	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second, Control: loopbackOnly}
+func newClient(stop context.Context, l plan.Load, allow *reach.Policy, tlsConfig *tls.Config) (client *http.Client, done func()) {
+	dialer := &net.Dialer{Timeout: l.Timeout.D(), KeepAlive: 30 * time.Second}
 	open := &openConns{open: map[*trackedConn]struct{}{}}
 	tr := &http.Transport{
-		DialContext:         open.dial(dialLoopback(dialer)),
+		DialContext:         open.dial(allow.Dial(dialer)),
 		TLSClientConfig:     tlsConfig,
 		MaxIdleConnsPerHost: max(l.MaxWorkers, l.Connections),
 		MaxConnsPerHost:     l.Connections,

@@ -22,7 +22,7 @@ func (r *run) readProbe(ctx context.Context, p *plan.Probe) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
 	defer cancel()
 	if p.Prometheus != "" {
-		return queryPrometheus(ctx, p.Prometheus, p.Query, time.Now())
+		return queryPrometheus(ctx, r.sc.Reach, p.Prometheus, p.Query, time.Now())
 	}
 	var (
 		text string
@@ -168,11 +168,11 @@ func (r *run) finalProbes(ctx context.Context) error {
 }
 
 // probeClient is probe name's client to a dependency: ControlClient, made
-// once.
+// once, on loopback only (a dependency chaoskit starts listens there).
 func (r *run) probeClient(name string, timeout time.Duration) *http.Client {
 	if c, ok := r.probeClients.Load(name); ok {
 		return c.(*http.Client)
 	}
-	c, _ := r.probeClients.LoadOrStore(name, ControlClient(timeout))
+	c, _ := r.probeClients.LoadOrStore(name, ControlClient(timeout, nil))
 	return c.(*http.Client)
 }

@@ -13,16 +13,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
 
-// prometheusClient reads Prometheus servers over loopback only, as every
-// request chaoskit makes.
-var prometheusClient = &http.Client{Transport: &http.Transport{
-	DialContext:       dialLoopback(&net.Dialer{Control: loopbackOnly}),
-	DisableKeepAlives: true,
-}}
+// prometheusClient returns the client that reads Prometheus servers: on
+// loopback and the hosts allow allows only, as every request chaoskit
+// makes, following no redirect.
+func prometheusClient(allow *reach.Policy) *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:       allow.Dial(&net.Dialer{}),
+			DisableKeepAlives: true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
 
 // maxPrometheusAnswer bounds the answer read: one sample is a few hundred
 // bytes, a range of 10,000 points of one series a few hundred KB; a query
@@ -37,13 +44,13 @@ func promTime(t time.Time) string {
 // getPrometheus GETs path?params from the Prometheus server at base and
 // decodes its API answer; an error of the server's, an answer that is not
 // its API's JSON, or no answer is an error.
-func getPrometheus(ctx context.Context, base, path string, params url.Values) (resultType string, result json.RawMessage, err error) {
+func getPrometheus(ctx context.Context, allow *reach.Policy, base, path string, params url.Values) (resultType string, result json.RawMessage, err error) {
 	u := strings.TrimSuffix(base, "/") + path + "?" + params.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	resp, err := prometheusClient.Do(req)
+	resp, err := prometheusClient(allow).Do(req)
 	if err != nil {
 		return "", nil, fmt.Errorf("prometheus: %v", err)
 	}
@@ -76,8 +83,8 @@ func getPrometheus(ctx context.Context, base, path string, params url.Values) (r
 // queryPrometheus evaluates query on the Prometheus server at base at time
 // at (GET /api/v1/query) and returns its one sample. No sample, several, an
 // error of the server's or no answer is an error: the reading is unknown.
-func queryPrometheus(ctx context.Context, base, query string, at time.Time) (float64, error) {
-	resultType, result, err := getPrometheus(ctx, base, "/api/v1/query", url.Values{
+func queryPrometheus(ctx context.Context, allow *reach.Policy, base, query string, at time.Time) (float64, error) {
+	resultType, result, err := getPrometheus(ctx, allow, base, "/api/v1/query", url.Values{
 		"query": {query},
 		"time":  {promTime(at)},
 	})
@@ -123,9 +130,9 @@ const maxPromQLSeries = 10
 // point every step (GET /api/v1/query_range), and returns what a PromQL
 // event records: the server, the step and the series, their values as the
 // API writes them ([UNIX SECONDS, "VALUE"]), or why there is none.
-func queryRange(ctx context.Context, base, query string, start, end time.Time, step time.Duration) map[string]any {
+func queryRange(ctx context.Context, allow *reach.Policy, base, query string, start, end time.Time, step time.Duration) map[string]any {
 	data := map[string]any{"server": base, "step_ns": float64(step), "start": start.UTC().Format(time.RFC3339Nano), "end": end.UTC().Format(time.RFC3339Nano)}
-	resultType, result, err := getPrometheus(ctx, base, "/api/v1/query_range", url.Values{
+	resultType, result, err := getPrometheus(ctx, allow, base, "/api/v1/query_range", url.Values{
 		"query": {query},
 		"start": {promTime(start)},
 		"end":   {promTime(end)},
@@ -172,12 +179,12 @@ func (r *run) recordPromQL(ctx context.Context) {
 		step = (span/plan.MaxPromQLPoints + time.Millisecond).Truncate(time.Millisecond)
 	}
 	base := plan.FillPorts(p.URL, r.ports)
-	waitScraped(ctx, base, last, p.Wait.D())
+	waitScraped(ctx, r.sc.Reach, base, last, p.Wait.D())
 	for _, q := range p.Queries {
 		qctx, cancel := context.WithTimeout(ctx, promQLTimeout)
 		// One point before the first phase: the counters' values when a
 		// window at the run's start opens.
-		data := queryRange(qctx, base, q, first.Add(-step), last.Add(step), step)
+		data := queryRange(qctx, r.sc.Reach, base, q, first.Add(-step), last.Add(step), step)
 		cancel()
 		r.event(timeline.Event{Kind: timeline.PromQL, Message: q, Data: data})
 	}
@@ -190,11 +197,11 @@ const promQLTimeout = 30 * time.Second
 // scraped at or after end (min(timestamp(up)) >= end), so that the points
 // at the run's end hold what the service exported then, for at most wait.
 // A server that does not answer is not waited for.
-func waitScraped(ctx context.Context, base string, end time.Time, wait time.Duration) {
+func waitScraped(ctx context.Context, allow *reach.Policy, base string, end time.Time, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
-		v, err := queryPrometheus(ctx, base, "min(timestamp(up))", time.Now())
+		v, err := queryPrometheus(ctx, allow, base, "min(timestamp(up))", time.Now())
 		if err == nil && v >= float64(end.UnixMilli())/1000 {
 			return
 		}

@@ -32,7 +32,7 @@ func TestQueryPrometheusServer(t *testing.T) {
 	// Wait for the first scrape: the series exist once it is done.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		v, err := queryPrometheus(ctx, prom.URL(), `fixture_value{shard="a"}`, time.Now())
+		v, err := queryPrometheus(ctx, nil, prom.URL(), `fixture_value{shard="a"}`, time.Now())
 		if err == nil {
 			if v != 42 {
 				t.Fatalf("fixture_value{shard=\"a\"} = %v, want 42", v)
@@ -44,10 +44,10 @@ func TestQueryPrometheusServer(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if v, err := queryPrometheus(ctx, prom.URL(), `sum(fixture_value)`, time.Now()); err != nil || v != 50 {
+	if v, err := queryPrometheus(ctx, nil, prom.URL(), `sum(fixture_value)`, time.Now()); err != nil || v != 50 {
 		t.Errorf("sum(fixture_value) = %v, %v; want 50", v, err)
 	}
-	if v, err := queryPrometheus(ctx, prom.URL(), `scalar(sum(fixture_value)) * 2`, time.Now()); err != nil || v != 100 {
+	if v, err := queryPrometheus(ctx, nil, prom.URL(), `scalar(sum(fixture_value)) * 2`, time.Now()); err != nil || v != 100 {
 		t.Errorf("a scalar = %v, %v; want 100", v, err)
 	}
 	for _, tt := range []struct{ query, want string }{
@@ -56,13 +56,13 @@ func TestQueryPrometheusServer(t *testing.T) {
 		{`sum(`, "bad_data"},
 		{`sqrt(vector(-1))`, "not a number"},
 	} {
-		if v, err := queryPrometheus(ctx, prom.URL(), tt.query, time.Now()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if v, err := queryPrometheus(ctx, nil, prom.URL(), tt.query, time.Now()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s = %v, %v; want an error saying %q", tt.query, v, err, tt.want)
 		}
 	}
 	addr := prom.Addr()
 	prom.Stop()
-	if v, err := queryPrometheus(ctx, "http://"+addr, `sum(fixture_value)`, time.Now()); err == nil {
+	if v, err := queryPrometheus(ctx, nil, "http://"+addr, `sum(fixture_value)`, time.Now()); err == nil {
 		t.Errorf("a server that is gone gave %v", v)
 	}
 }
@@ -71,7 +71,7 @@ func TestQueryPrometheusServer(t *testing.T) {
 func TestQueryPrometheusDialsLoopbackOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	_, err := queryPrometheus(ctx, "http://"+net.JoinHostPort("192.0.2.1", "9090"), "up", time.Now())
+	_, err := queryPrometheus(ctx, nil, "http://"+net.JoinHostPort("192.0.2.1", "9090"), "up", time.Now())
 	if err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("a non-loopback server: %v, want a loopback refusal", err)
 	}

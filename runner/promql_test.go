@@ -95,8 +95,8 @@ contracts:
 	scraped := func(requests float64, after time.Time) time.Time {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			v, err := queryPrometheus(ctx, prom.URL(), `fixture_requests_total`, time.Now())
-			at, err2 := queryPrometheus(ctx, prom.URL(), `timestamp(fixture_requests_total)`, time.Now())
+			v, err := queryPrometheus(ctx, nil, prom.URL(), `fixture_requests_total`, time.Now())
+			at, err2 := queryPrometheus(ctx, nil, prom.URL(), `timestamp(fixture_requests_total)`, time.Now())
 			if err == nil && err2 == nil && v == requests && at > float64(after.UnixMilli())/1000 {
 				return time.UnixMilli(int64(at * 1000))
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
 // RollbackResult reports what Rollback did for one run directory.
@@ -28,10 +29,16 @@ type RollbackResult struct {
 // Rollback disables every fault recorded in the run directories at or below
 // dir. It is what `chaoskit rollback` runs after a run was killed before it
 // could clean up. Entries those runs left in the pending index of stateDir
-// (see Options.StateDir) go too.
-func Rollback(ctx context.Context, dir, stateDir string) ([]RollbackResult, error) {
+// (see Options.StateDir) go too. A record's control endpoint beyond loopback
+// is reached only when allowHosts (the command's --allow-host) names its
+// host: the record, a file, cannot grant that consent itself.
+func Rollback(ctx context.Context, dir, stateDir string, allowHosts []string) ([]RollbackResult, error) {
+	allow, err := reach.New(allowHosts)
+	if err != nil {
+		return nil, err
+	}
 	var records []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -54,7 +61,7 @@ func Rollback(ctx context.Context, dir, stateDir string) ([]RollbackResult, erro
 			errs = append(errs, err)
 			continue
 		}
-		res, err := rollbackRecord(ctx, fr)
+		res, err := rollbackRecord(ctx, fr, allow)
 		res.Dir = filepath.Dir(rec)
 		out = append(out, res)
 		if err != nil {
@@ -98,16 +105,17 @@ func samePath(a, b string) bool {
 
 // rollbackRecord disables the points a record says may still be on and
 // the endpoint lists as on. (If the endpoint cannot list them, it tries
-// them all.)
-func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error) {
+// them all.) It reaches the control endpoint only on loopback or a host
+// allow allows.
+func rollbackRecord(ctx context.Context, fr faultRecord, allow *reach.Policy) (RollbackResult, error) {
 	res := RollbackResult{Control: fr.Control}
 	if fr.Control == "" || len(fr.Points) == 0 {
 		return res, nil
 	}
-	if err := checkControlAddr(fr.Control); err != nil {
-		return res, fmt.Errorf("%w: the fault record names it, and chaoskit rolls back faults only of services on this machine (was the record edited?)", err)
+	if err := checkControlAddr(fr.Control, allow); err != nil {
+		return res, fmt.Errorf("%w: the fault record names it, and chaoskit rolls back faults only of services on this machine or on a host given with --allow-host (was the record edited?)", err)
 	}
-	client := ControlClient(controlTimeout)
+	client := ControlClient(controlTimeout, allow)
 	defer client.CloseIdleConnections()
 	// A service chaoskit started died with the run that started it (its
 	// supervisor saw to that), and its token with it; one chaoskit did not
@@ -147,8 +155,9 @@ func rollbackRecord(ctx context.Context, fr faultRecord) (RollbackResult, error)
 }
 
 // rollbackPending undoes what a killed run left on at control, as recorded
-// in the pending index of stateDir. It returns what it disabled.
-func rollbackPending(ctx context.Context, stateDir, control string) (RollbackResult, error) {
+// in the pending index of stateDir, reaching only where allow allows. It
+// returns what it disabled.
+func rollbackPending(ctx context.Context, stateDir, control string, allow *reach.Policy) (RollbackResult, error) {
 	if stateDir == "" || control == "" {
 		return RollbackResult{}, nil
 	}
@@ -161,7 +170,7 @@ func rollbackPending(ctx context.Context, stateDir, control string) (RollbackRes
 		_ = os.Remove(path)
 		return RollbackResult{}, err
 	}
-	res, err := rollbackRecord(ctx, fr)
+	res, err := rollbackRecord(ctx, fr, allow)
 	res.Dir = fr.Dir
 	if err == nil {
 		_ = os.Remove(path)

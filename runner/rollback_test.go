@@ -35,7 +35,7 @@ func TestRollbackOfAStoppedService(t *testing.T) {
 	l.Close()
 	dir := t.TempDir()
 	writeRecord(t, dir, faultRecord{Control: "http://" + addr, Points: []string{"x/y"}})
-	res, err := Rollback(context.Background(), dir, "")
+	res, err := Rollback(context.Background(), dir, "", nil)
 	if err != nil || len(res) != 1 || !res[0].Gone {
 		t.Fatalf("res = %+v, err = %v; want one result with Gone and no error", res, err)
 	}
@@ -70,12 +70,12 @@ func TestRollbackDisablesWhatIsOn(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	writeRecord(t, dir, faultRecord{Control: srv.URL, Points: []string{"a/b", "e/f"}})
-	res, err := Rollback(context.Background(), dir, "")
+	res, err := Rollback(context.Background(), dir, "", nil)
 	if err != nil || len(res) != 1 || res[0].Gone || len(res[0].Disabled) != 1 || res[0].Disabled[0] != "a/b" {
 		t.Fatalf("res = %+v, err = %v; want a/b disabled (e/f is not on)", res, err)
 	}
 	writeRecord(t, dir, faultRecord{Control: srv.URL, Points: []string{"c/d"}})
-	if _, err := Rollback(context.Background(), dir, ""); err == nil {
+	if _, err := Rollback(context.Background(), dir, "", nil); err == nil {
 		t.Fatal("a refused DELETE did not fail the rollback")
 	}
 }

@@ -233,7 +233,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if !opts.Shard.Whole() && opts.Shard.Index > 1 || opts.NoFaults {
 		sc = withoutFaults(sc)
 	}
-	unlock, err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool})
+	unlock, err := prepareDir(ctx, opts.Dir, outdir.Marker{Name: sc.Name, Tool: opts.Tool}, sc.Reach)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if err := r.tw.Meta(r.tl.Meta); err != nil {
 		return res, r.writeFailed(timeline.FileName, err)
 	}
-	if rb, err := rollbackPending(ctx, opts.StateDir, tgt.controlAddr); err != nil {
+	if rb, err := rollbackPending(ctx, opts.StateDir, tgt.controlAddr, sc.Reach); err != nil {
 		fmt.Fprintf(opts.Log, "  could not roll back the faults a killed run left at %s: %v\n", tgt.controlAddr, err)
 	} else if len(rb.Disabled) > 0 {
 		fmt.Fprintf(opts.Log, "  rolled back %d fault(s) a killed run (%s) left at %s\n", len(rb.Disabled), rb.Dir, tgt.controlAddr)

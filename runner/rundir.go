@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/internal/outdir"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -57,13 +58,14 @@ func RemoveRunDir(dir string) error {
 // prepareDir makes dir the run directory of sc: created and marked as
 // chaoskit's, or, when it holds an earlier run of chaoskit's, emptied of
 // that run's files after the faults that run may have left on are rolled
-// back. A directory chaoskit did not make is refused (exit 3) and left as
-// it is, whatever path the scenario's name made of it.
+// back (reaching only where allow allows). A directory chaoskit did not
+// make is refused (exit 3) and left as it is, whatever path the
+// scenario's name made of it.
 //
 // The directory is locked (outdir.Lock) before anything in it is touched,
 // and stays locked until release: a second chaoskit writing the same run
 // directory is refused, naming the first.
-func prepareDir(ctx context.Context, dir string, m outdir.Marker) (release func(), err error) {
+func prepareDir(ctx context.Context, dir string, m outdir.Marker, allow *reach.Policy) (release func(), err error) {
 	if dir == "" {
 		return nil, infra("no run directory given", "", nil)
 	}
@@ -95,7 +97,7 @@ func prepareDir(ctx context.Context, dir string, m outdir.Marker) (release func(
 		return unlock, nil
 	}
 	if fr, err := readRecord(filepath.Join(dir, FaultRecord)); err == nil && len(fr.Points) > 0 {
-		_, _ = rollbackRecord(ctx, fr)
+		_, _ = rollbackRecord(ctx, fr, allow)
 	}
 	if err := replaceRunDir(dir); err != nil {
 		return nil, infra("cannot replace the earlier run in "+dir, "", err)

@@ -168,7 +168,7 @@ func TestPlantedLinksInAnEarlierRunAreNeverFollowed(t *testing.T) {
 
 // prepareReleased is prepareDir with its lock released at once.
 func prepareReleased(dir string, m outdir.Marker) error {
-	release, err := prepareDir(context.Background(), dir, m)
+	release, err := prepareDir(context.Background(), dir, m, nil)
 	if err == nil {
 		release()
 	}
@@ -202,7 +202,7 @@ func TestASecondWriterOfARunDirectoryIsRefused(t *testing.T) {
 			t.Fatal("flock(1) did not lock the directory")
 		}
 	}
-	_, err := prepareDir(context.Background(), dir, marker)
+	_, err := prepareDir(context.Background(), dir, marker, nil)
 	var ie *InfraError
 	want := fmt.Sprintf("is being written by process %d (flock %s sleep 30)", holder.Process.Pid, dir)
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "another chaoskit is writing the run directory") || !strings.Contains(err.Error(), want) || !strings.Contains(ie.Fix, "another --report-dir") {

@@ -341,14 +341,14 @@ func TestRollbackPendingOnlyWhatIsOn(t *testing.T) {
 	}
 	// The run is "killed": nothing rolls back. b is switched off by hand.
 	failpoint.Disable(b)
-	res, err := rollbackPending(context.Background(), r.opts.StateDir, srv.URL)
+	res, err := rollbackPending(context.Background(), r.opts.StateDir, srv.URL, nil)
 	if err != nil || len(res.Disabled) != 1 || res.Disabled[0] != a || res.Dir != r.dir {
 		t.Fatalf("rollbackPending = %+v, %v", res, err)
 	}
 	if _, err := failpoint.Status(a); err == nil {
 		t.Error("a still on")
 	}
-	if res, err := rollbackPending(context.Background(), r.opts.StateDir, srv.URL); err != nil || len(res.Disabled) != 0 {
+	if res, err := rollbackPending(context.Background(), r.opts.StateDir, srv.URL, nil); err != nil || len(res.Disabled) != 0 {
 		t.Errorf("second rollbackPending = %+v, %v", res, err)
 	}
 	if rec, _ := readRecord(filepath.Join(r.dir, FaultRecord)); len(rec.Points) != 0 {
@@ -410,7 +410,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 		http2 *bool
 		want  string
 	}{{&on, "HTTP/2.0"}, {&off, "HTTP/1.1"}, {nil, "HTTP/1.1"}} {
-		c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2}, nil)
+		c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 2, HTTP2: tt.http2}, nil, nil)
 		resp, err := c.Get(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -425,7 +425,7 @@ func TestClientSpeaksHTTP2WhenAsked(t *testing.T) {
 
 func TestLoadGoesToLoopbackOnly(t *testing.T) {
 	// The load's client refuses a URL naming another address.
-	c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second)}, nil)
+	c, _ := newClient(nil, plan.Load{Timeout: plan.Duration(time.Second)}, nil, nil)
 	_, err := c.Get("http://192.0.2.1:9/")
 	if err == nil || !strings.Contains(err.Error(), errNotLoopback.Error()) {
 		t.Errorf("dial to 192.0.2.1: %v", err)

@@ -25,7 +25,7 @@ func BenchmarkLoadRequest(b *testing.B) {
 		stop context.Context
 	}{{"without stop", nil}, {"with stop", running}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c, done := newClient(bc.stop, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 4}, nil)
+			c, done := newClient(bc.stop, plan.Load{Timeout: plan.Duration(time.Second), MaxWorkers: 4}, nil, nil)
 			defer done()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -21,19 +21,21 @@ import (
 // fuzzTarget is how fuzz and explore name the fuzz scenario and its run
 // settings.
 type fuzzTarget struct {
-	bundled   string
-	vars      []string
-	reportDir string
-	budget    time.Duration
-	verbose   bool
-	keep      bool
-	format    string
+	bundled    string
+	vars       []string
+	allowHosts []string
+	reportDir  string
+	budget     time.Duration
+	verbose    bool
+	keep       bool
+	format     string
 }
 
 func (t *fuzzTarget) register(cmd *cobra.Command, budget time.Duration) {
 	f := cmd.Flags()
 	f.StringVar(&t.bundled, "bundled", "", "use the bundled fuzz scenario NAME ("+strings.Join(plan.BundledFuzzNames(), ", ")+")")
 	f.StringArrayVar(&t.vars, "var", nil, "set a scenario variable: --var NAME=VALUE (repeatable)")
+	allowHostFlag(cmd, &t.allowHosts)
 	f.StringVar(&t.reportDir, "report-dir", "out", "directory for the reports, the reproducer and the trials' run directories")
 	f.DurationVar(&t.budget, "budget", budget, "time the search may take")
 	f.BoolVarP(&t.verbose, "verbose", "v", false, "show every run's phases")
@@ -80,7 +82,11 @@ func (t *fuzzTarget) campaign(args []string, out io.Writer) (*harness.Campaign, 
 	if err != nil {
 		return nil, err
 	}
-	sc, opts, err := harness.LoadFuzz(args, t.bundled, vars)
+	allow, err := checkAllowHosts(t.allowHosts)
+	if err != nil {
+		return nil, err
+	}
+	sc, opts, err := harness.LoadFuzz(args, t.bundled, vars, allow)
 	if err != nil {
 		return nil, err
 	}

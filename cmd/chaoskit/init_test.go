@@ -124,7 +124,7 @@ func TestInitWritesAScenarioThatLoads(t *testing.T) {
 	if stdout, err := initCmd(); err != nil || !strings.Contains(stdout, "next: chaoskit run "+out) {
 		t.Fatalf("init: %v, stdout %q", err, stdout)
 	}
-	if _, err := harness.Load([]string{out}, false, harness.LoadOptions(nil, 1)); err != nil {
+	if _, err := harness.Load([]string{out}, false, harness.LoadOptions(nil, 1, nil)); err != nil {
 		t.Fatalf("the scenario init wrote does not load: %v", err)
 	}
 	text, _ := os.ReadFile(out)

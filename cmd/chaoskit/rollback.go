@@ -20,6 +20,7 @@ type rolledBack struct {
 
 func newRollbackCmd() *cobra.Command {
 	var format string
+	var allowHosts []string
 	cmd := &cobra.Command{
 		Use:   "rollback RUN_DIR",
 		Short: "Disable every fault a run recorded (after a run was killed)",
@@ -28,6 +29,10 @@ and disables those faults through their control endpoints. Use it when a
 run was killed (kill -9) before it could clean up after itself. (The next
 run against the same control endpoint also does it by itself.)
 
+A control endpoint that is not on loopback is reached only when --allow-host
+names its host: the record is a file anyone could edit, and cannot give that
+consent itself.
+
 -o json prints one JSON document: {"runs": [{"dir", "control", "disabled",
 "gone"}], "error"} (error only when the rollback is incomplete).`,
 		Args: cobra.ExactArgs(1),
@@ -35,7 +40,11 @@ run against the same control endpoint also does it by itself.)
 			if err := checkFormat(format, "text", "json"); err != nil {
 				return err
 			}
-			res, err := runner.Rollback(cmd.Context(), args[0], stateDir())
+			allow, err := checkAllowHosts(allowHosts)
+			if err != nil {
+				return err
+			}
+			res, err := runner.Rollback(cmd.Context(), args[0], stateDir(), allow)
 			if err != nil {
 				err = &runner.InfraError{Msg: "rollback incomplete", Err: err}
 			}
@@ -74,5 +83,6 @@ run against the same control endpoint also does it by itself.)
 		},
 	}
 	formatFlag(cmd, &format, "text", "json")
+	allowHostFlag(cmd, &allowHosts)
 	return cmd
 }

@@ -109,13 +109,15 @@ func (s streams) done(rep *reports.Report, err error) error {
 // loadFlags are the flags that change how scenarios load, shared by run and
 // validate.
 type loadFlags struct {
-	vars      []string
-	rateScale float64
+	vars       []string
+	rateScale  float64
+	allowHosts []string
 }
 
 func (l *loadFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&l.vars, "var", nil, "set a scenario variable: --var NAME=VALUE (repeatable); overrides the scenario's vars")
 	cmd.Flags().Float64Var(&l.rateScale, "rate-scale", 1, "multiply every rate of every scenario by F (e.g. 0.1 for a quick smoke run)")
+	allowHostFlag(cmd, &l.allowHosts)
 }
 
 func (l *loadFlags) options() (plan.Options, error) {
@@ -128,7 +130,11 @@ func (l *loadFlags) options() (plan.Options, error) {
 	if err != nil {
 		return plan.Options{}, err
 	}
-	return harness.LoadOptions(vars, l.rateScale), nil
+	allow, err := checkAllowHosts(l.allowHosts)
+	if err != nil {
+		return plan.Options{}, err
+	}
+	return harness.LoadOptions(vars, l.rateScale, allow), nil
 }
 
 // parseVars parses --var NAME=VALUE flags.
