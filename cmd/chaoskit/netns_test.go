@@ -125,8 +125,14 @@ func (n *netns) command(argv ...string) *exec.Cmd {
 // trap counts the connections made to it.
 func (n *netns) trap(t *testing.T) (addr string, hits *atomic.Int32) {
 	t.Helper()
-	ln := n.listen(t, trapAddr+":0")
-	hits = new(atomic.Int32)
+	return n.trapAt(t, trapAddr+":0")
+}
+
+// trapAt counts the connections made to addr, an address of n's.
+func (n *netns) trapAt(t *testing.T, addr string) (string, *atomic.Int32) {
+	t.Helper()
+	ln := n.listen(t, addr)
+	hits := new(atomic.Int32)
 	go func() {
 		for {
 			c, err := ln.Accept()
