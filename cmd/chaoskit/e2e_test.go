@@ -233,7 +233,7 @@ func TestValidateTypoExits2WithPosition(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "typo.yaml")
 	os.WriteFile(file, []byte(strings.Replace(string(src), "    duration: 4s", "    durattion: 4s", 1)), 0o644)
 	res := runBin(t, bin, "validate", file)
-	want := file + `:16:5: unknown field "durattion" (did you mean "duration"?)`
+	want := file + fmt.Sprintf(`:%d:5: unknown field "durattion" (did you mean "duration"?)`, lineOf(t, string(src), "    duration: 4s"))
 	if res.code != 2 || !strings.Contains(res.stderr, want) {
 		t.Fatalf("exit %d, stderr %q; want 2 and %q", res.code, res.stderr, want)
 	}
@@ -314,7 +314,10 @@ func TestInterruptLeavesNoFaultEnabled(t *testing.T) {
 	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
 
 	src, _ := os.ReadFile(scenarioFile)
-	sc := strings.Replace(string(src), "  demo:\n    args: []", fmt.Sprintf("  url: http://%s\n  failpoints: http://%s\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]", addr, ctrl), 1)
+	sc := strings.Replace(string(src), "  demo:\n    args: [\"--db-timeout=${db_timeout}\"]", fmt.Sprintf("  url: http://%s\n  failpoints: http://%s\n  points: [github.com/chaoskit/chaoskit/demo/store/productQuery]", addr, ctrl), 1)
+	if sc == string(src) {
+		t.Fatal("the scenario's demo target was not replaced by the test's own")
+	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")
 	os.WriteFile(file, []byte(sc), 0o644)

@@ -324,8 +324,9 @@ func TestPointsAndMisspelledPoint(t *testing.T) {
 	bad := writeFile(t, dir, "bad.yaml", strings.Replace(string(src), "point: store/productQuery", "point: store/productQuerry", 1))
 	for _, args := range [][]string{{"validate", bad}, {"run", bad, "--report-dir", filepath.Join(dir, "out")}} {
 		res := runBin(t, bin, args...)
-		want := bad + `:18:16: unknown failpoint "store/productQuerry" (did you mean "store/productQuery"?)`
-		if res.code != 2 || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "18 |       - point: store/productQuerry") {
+		line := lineOf(t, string(src), "point: store/productQuery")
+		want := bad + fmt.Sprintf(`:%d:16: unknown failpoint "store/productQuerry" (did you mean "store/productQuery"?)`, line)
+		if res.code != 2 || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, fmt.Sprintf("%d |       - point: store/productQuerry", line)) {
 			t.Errorf("%s: exit %d, stderr:\n%s\nwant 2 and %s with the line", args[0], res.code, res.stderr, want)
 		}
 	}
@@ -339,18 +340,32 @@ func TestPointsAndMisspelledPoint(t *testing.T) {
 	}
 }
 
+// lineOf is the line of text on which s first appears, counted from 1,
+// so that a test of positions follows the scenario it edits.
+func lineOf(t *testing.T, text, s string) int {
+	t.Helper()
+	i := strings.Index(text, s)
+	if i < 0 {
+		t.Fatalf("%q is not in the scenario", s)
+	}
+	return strings.Count(text[:i], "\n") + 1
+}
+
 func TestBadInputExits2WithPositionAndHint(t *testing.T) {
 	bin := chaoskitBin(t)
 	t.Parallel()
 	src, _ := os.ReadFile(scenarioFile)
+	timeout := lineOf(t, string(src), "  timeout: 1s")
+	point := lineOf(t, string(src), "point: store/productQuery")
+	rate := lineOf(t, string(src), "  rate: 200/s")
 	tests := []struct {
 		name, from, to string
 		want           []string
 	}{
-		{"malformed yaml", "  rate: 200/s", "  rate: [200/s", []string{":8:3: ',' or ']' must be specified", "8 |   timeout: 1s"}},
-		{"unknown field", "  timeout: 1s", "  timout: 1s", []string{`:8:3: unknown field "timout" (did you mean "timeout"?)`, "8 |   timout: 1s", "  |   ^"}},
-		{"unknown failpoint", "point: store/productQuery", "point: store/nosuch", []string{`:18:16: unknown failpoint "store/nosuch" (the target's failpoints are `, "productQuery", "18 |       - point: store/nosuch"}},
-		{"bad var", "  rate: 200/s", "  rate: ${rate}", []string{`:7:9: variable ${rate} has no value (declare it under vars: or pass --var rate=VALUE)`}},
+		{"malformed yaml", "  rate: 200/s", "  rate: [200/s", []string{fmt.Sprintf(":%d:3: ',' or ']' must be specified", timeout), fmt.Sprintf("%d |   timeout: 1s", timeout)}},
+		{"unknown field", "  timeout: 1s", "  timout: 1s", []string{fmt.Sprintf(`:%d:3: unknown field "timout" (did you mean "timeout"?)`, timeout), fmt.Sprintf("%d |   timout: 1s", timeout), "  |   ^"}},
+		{"unknown failpoint", "point: store/productQuery", "point: store/nosuch", []string{fmt.Sprintf(`:%d:16: unknown failpoint "store/nosuch" (the target's failpoints are `, point), "productQuery", fmt.Sprintf("%d |       - point: store/nosuch", point)}},
+		{"bad var", "  rate: 200/s", "  rate: ${rate}", []string{fmt.Sprintf(`:%d:9: variable ${rate} has no value (declare it under vars: or pass --var rate=VALUE)`, rate)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,8 +122,11 @@ func TestShardsMergeToOneRun(t *testing.T) {
 			sumN[p] += n
 		}
 	}
+	// The same plan, split: the counts agree but for the request whose
+	// due time falls on a phase's edge, which a run's pacer may send just
+	// before or just after it (a machine busy at that moment decides).
 	for p, n := range wantN {
-		if sumN[p] != n {
+		if d := sumN[p] - n; d < -2 || d > 2 {
 			t.Errorf("phase %s: the shards sent %d requests in all, the whole run %d", p, sumN[p], n)
 		}
 	}
