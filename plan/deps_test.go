@@ -155,6 +155,8 @@ func TestProxyAndProcessFaultErrors(t *testing.T) {
 		{"setting of another kind", `      - {proxy: pg, action: latency, latency: 1s, rate: 5}`, `22:57: rate is not a setting of a latency fault`},
 		{"jitter above latency", `      - {proxy: pg, action: latency, latency: 100ms, jitter: 200ms}`, `22:62: jitter 200ms is above the latency`},
 		{"value on a proxy fault", `      - {proxy: pg, action: down, value: x}`, `22:42: a proxy fault takes no value or count`},
+		{"proxy probability above 1", `      - {proxy: pg, action: reset_peer, probability: 1.5}`, `22:54: probability 1.5 is out of range (a share of connections between 0 and 1, such as 0.5)`},
+		{"proxy probability not a number", `      - {proxy: pg, action: reset_peer, probability: .nan}`, `22:54: probability NaN is out of range (a share of connections between 0 and 1, such as 0.5)`},
 		{"proxy settings on a failpoint", `      - {point: x, action: error, latency: 1s}`, `22:9: a failpoint fault takes no proxy settings`},
 		{"two sources", `      - {point: x, proxy: pg, action: down}`, `22:9: a fault names one of point, proxy or process`},
 		{"unknown process", `      - {process: redis, action: kill}`, `22:19: no process named "redis"`},
