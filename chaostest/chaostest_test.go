@@ -124,6 +124,14 @@ func TestRunAgainstAHandler(t *testing.T) {
 func TestRunRefuses(t *testing.T) {
 	faults := "testdata/items-faults.yaml"
 	at := position(t, faults, "point: store/query")
+	src, err := os.ReadFile("testdata/items.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowing := filepath.Join(t.TempDir(), "items-allow.yaml")
+	if err := os.WriteFile(allowing, append([]byte("allow_hosts: [192.0.2.1]\n"), src...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name   string
 		file   string
@@ -143,6 +151,10 @@ func TestRunRefuses(t *testing.T) {
 		{"env without command", "testdata/items.yaml", Target{URL: "http://127.0.0.1:1", Env: map[string]string{"A": "b"}}, nil, []string{"Env and Dir are the Command's"}},
 		{"failpoints alone", "testdata/items.yaml", Target{Failpoints: "127.0.0.1:1"}, nil, []string{"Failpoints without a service"}},
 		{"not loopback", "testdata/items.yaml", Target{URL: "http://192.0.2.1:80"}, nil, []string{`URL: "192.0.2.1" is not a loopback address`}},
+		{"AllowHosts without the scenario's allow_hosts", "testdata/items.yaml", Target{URL: "http://192.0.2.1:80"}, []Option{AllowHosts("192.0.2.1")},
+			[]string{`URL: "192.0.2.1" is not a loopback address`, "allow_hosts"}},
+		{"allow_hosts without AllowHosts", allowing, Target{URL: "http://192.0.2.1:80"}, nil,
+			[]string{allowing + ":1:15: allow_hosts: 192.0.2.1 is not allowed by the command"}},
 		{"a port chaoskit does not pick", "testdata/items.yaml", Target{URL: "http://127.0.0.1:{port}"}, nil, []string{"{port} in URL or Failpoints is filled only for a Command"}},
 		{"no rate", "testdata/items.yaml", Target{Handler: items(false)}, []Option{RateScale(0)}, []string{"chaostest.RateScale(0): give a factor above 0"}},
 		{"a scenario that does not load", "testdata/items.yaml", Target{Handler: items(false)}, []Option{RateScale(1e5)},

@@ -221,3 +221,28 @@ func TestReachByConsent(t *testing.T) {
 		}
 	})
 }
+
+// TestAllowHostOnEveryCommand: every command that loads a scenario or
+// reaches a service takes --allow-host, and a value that is no host (a
+// URL, a host:port) is refused with exit 2 before anything is loaded.
+func TestAllowHostOnEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", oneScenario},
+		{"validate", oneScenario},
+		{"fuzz", "--bundled", "shop"},
+		{"explore", "--bundled", "shop"},
+		{"diff", oneScenario, "--base", dir, "--head", dir},
+		{"rollback", dir},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			if res := inProcess(t, args[0], "--help"); !strings.Contains(res.stdout, "--allow-host") {
+				t.Errorf("%s --help lacks --allow-host:\n%s", args[0], res.stdout)
+			}
+			res := inProcess(t, append(args, "--allow-host", "http://svc.example:80")...)
+			if res.code != 2 || !strings.Contains(res.stderr, `--allow-host: "http://svc.example:80" is a URL: write its host only`) {
+				t.Errorf("exit %d, want 2 refusing the URL\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+		})
+	}
+}
