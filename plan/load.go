@@ -46,7 +46,8 @@ type Options struct {
 	// (--allow-host): a scenario's allow_hosts entry not among them is an
 	// error, and one among them is where its run may send traffic
 	// (Scenario.Reach). A host given here but not in allow_hosts allows
-	// nothing. With SkipBodyFiles (nothing is sent) no consent is asked.
+	// nothing. With SkipBodyFiles (nothing is sent) no consent is asked,
+	// and a host it does not name is not reached either.
 	AllowHosts []string
 
 	// savedIncludes maps include paths to the copies a run directory holds

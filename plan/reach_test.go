@@ -115,6 +115,15 @@ func TestReachHoldsOnlyWhatBothName(t *testing.T) {
 	if err := CheckReach("http://10.9.0.3:1", sc.Reach); err == nil {
 		t.Error("CheckReach allowed a host only the command names")
 	}
+	// A saved run loads without consent, and reaches nothing beyond
+	// loopback with it.
+	sc, err = Parse("reach.yaml", []byte(src), Options{SkipBodyFiles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Reach.AllowsHost("10.9.0.2") {
+		t.Error("a scenario loaded with SkipBodyFiles reaches 10.9.0.2 with no consent")
+	}
 }
 
 // TestStartedServicesStayOnLoopback: a service chaoskit starts listens on
