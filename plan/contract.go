@@ -451,6 +451,14 @@ func (v *validator) templateNames() []string {
 	var names []string
 	add := func(l *Load) {
 		for _, r := range l.Requests {
+			if r.Chain != nil {
+				for _, st := range r.Chain {
+					if n := StepName(r.Name, st.Name); !slices.Contains(names, n) {
+						names = append(names, n)
+					}
+				}
+				continue
+			}
 			if r.Name != "" && !slices.Contains(names, r.Name) {
 				names = append(names, r.Name)
 			}

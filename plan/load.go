@@ -671,6 +671,7 @@ func (v *validator) validate() {
 		if v.checkRate(at, p) && v.opts.RateScale > 0 {
 			p.Effective = p.Effective.Scale(v.opts.RateScale)
 		}
+		v.checkThink(at, p)
 		v.validateFaults(at, p)
 	}
 	t := sc.Target
@@ -994,6 +995,10 @@ func (v *validator) validatePacer(at string, p *Pacer) {
 var templateName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 func (v *validator) validateRequest(at string, r *RequestSpec) {
+	if r.Chain != nil {
+		v.validateChain(at, r)
+		return
+	}
 	if r.GRPC != nil {
 		v.validateGRPCRequest(at, r)
 		v.validateTemplateLabels(at, r)

@@ -199,15 +199,11 @@ func (l Load) HasGRPC() bool {
 func (r Request) Target() string { return r.Method + " " + r.Path }
 
 type compiledSpec struct {
-	method  string
-	path    *template
-	headers map[string]*template
-	body    *template
-	tags    []string
-	name    string
+	compiledStep
 	grpc    *GRPCCall
+	chain   []*compiledStep
 	weight  int
-	n       uint64 // how many requests this spec has made
+	n       uint64 // how many requests (iterations, for a chain) this spec has made
 	current int    // smooth weighted round-robin state
 }
 
@@ -244,12 +240,20 @@ func NewGenerator(l Load, seq *atomic.Uint64) (*Generator, error) {
 	}
 	g := &Generator{seq: seq, rnd: rand.New(rand.NewPCG(seed, seed>>1|1))}
 	for _, s := range l.Requests {
-		c := &compiledSpec{method: s.Method, tags: s.Tags, name: s.Name, weight: max(s.Weight, 1)}
+		c := &compiledSpec{compiledStep: compiledStep{method: s.Method, tags: s.Tags, name: s.Name}, weight: max(s.Weight, 1)}
+		for _, st := range s.Chain {
+			cs, err := compileStep(s.Name, s.Tags, st)
+			if err != nil {
+				return nil, err
+			}
+			c.chain = append(c.chain, cs)
+		}
 		path, body, headers := s.Path, s.Body, s.Headers
 		if s.GRPC != nil {
 			c.method, c.grpc = "POST", s.GRPC
 			path, body, headers = s.GRPC.Path(), string(s.GRPC.Message), s.GRPC.Metadata
 		}
+		c.rawPath = path
 		var err error
 		if c.path, err = compileTemplate(path); err != nil {
 			return nil, err
@@ -276,10 +280,9 @@ func NewGenerator(l Load, seq *atomic.Uint64) (*Generator, error) {
 	return g, nil
 }
 
-// Next returns the next request. It is safe for concurrent use.
-func (g *Generator) Next() Request {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// pick chooses the next spec and returns it with its count of uses
+// before this one. g.mu is held.
+func (g *Generator) pick() (*compiledSpec, uint64) {
 	var best *compiledSpec
 	for _, s := range g.specs {
 		s.current += s.weight
@@ -290,15 +293,35 @@ func (g *Generator) Next() Request {
 	best.current -= g.total
 	n := best.n
 	best.n++
+	return best, n
+}
+
+// Next returns the next request. It is safe for concurrent use. A chain
+// chosen gives its first step: a load with chains runs by NextIteration.
+func (g *Generator) Next() Request {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	best, n := g.pick()
+	step := &best.compiledStep
+	if len(best.chain) > 0 {
+		step = best.chain[0]
+	}
+	r := g.render(step, n, g.caps)
+	r.GRPC = best.grpc
+	return r
+}
+
+// render renders step s as its n-th request with caps. g.mu is held.
+func (g *Generator) render(s *compiledStep, n uint64, caps Captures) Request {
 	seq := g.seq.Add(1)
-	r := Request{Method: best.method, Path: best.path.render(n, seq, g.rnd, g.caps), Tags: best.tags, Template: best.name, GRPC: best.grpc}
-	if b := best.body.render(n, seq, g.rnd, g.caps); b != "" {
+	r := Request{Method: s.method, Path: s.path.render(n, seq, g.rnd, caps), Tags: s.tags, Template: s.name}
+	if b := s.body.render(n, seq, g.rnd, caps); b != "" {
 		r.Body = []byte(b)
 	}
-	if len(best.headers) > 0 {
-		r.Headers = make(map[string]string, len(best.headers))
-		for k, t := range best.headers {
-			r.Headers[k] = t.render(n, seq, g.rnd, g.caps)
+	if len(s.headers) > 0 {
+		r.Headers = make(map[string]string, len(s.headers))
+		for k, t := range s.headers {
+			r.Headers[k] = t.render(n, seq, g.rnd, caps)
 		}
 	}
 	return r

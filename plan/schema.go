@@ -256,6 +256,39 @@ type RequestSpec struct {
 	// an HTTP request: no method, path, headers or body then (see
 	// GRPCCall, docs/grpc.md).
 	GRPC *GRPCCall `yaml:"grpc"`
+	// Chain makes the template a chain of HTTP requests sent in order,
+	// a later one using what an earlier one captured (create, read,
+	// delete): the template then has a name and no method, path,
+	// headers or body of its own (see ChainStep, docs/scenarios.md).
+	Chain []ChainStep `yaml:"chain"`
+}
+
+// ChainStep is one request of a chain. Each arrival of the phase's pacer
+// starts one iteration of the chain; its steps go out in order, each
+// after the answer to the one before and Think after it. A step may
+// capture values from its answer for the later steps of the same
+// iteration ({capture.NAME}); a step that needs a value an earlier step
+// could not capture is not sent, and the iteration stops there.
+type ChainStep struct {
+	// Name names the step; its requests carry the template name
+	// CHAIN/STEP (link-lifecycle/read). Default: its number, from 1.
+	Name    string            `yaml:"name"`
+	Method  string            `yaml:"method"`
+	Path    string            `yaml:"path"`
+	Headers map[string]string `yaml:"headers"`
+	Body    string            `yaml:"body"`
+	// Tags label the step's requests, with the chain's own tags.
+	Tags []string `yaml:"tags"`
+	// Status lists the statuses whose answers captures are taken from;
+	// default 2xx. Another answer captures nothing.
+	Status []Status `yaml:"status"`
+	// Capture maps a name to what it takes from the answer: {json.PATH}
+	// or {header.NAME}, as a setup step's capture does.
+	Capture map[string]string `yaml:"capture"`
+	// Think is how long the iteration waits after the answer to the step
+	// before, before it sends this one; default 0. It never outlasts the
+	// phase: an iteration the phase's end cuts sends nothing more.
+	Think Duration `yaml:"think"`
 }
 
 // Phase is a stretch of the run with its own set of faults and, optionally,

@@ -278,6 +278,10 @@ func (v *validator) validateSetup() {
 	for _, l := range loads {
 		for j, r := range l.l.Requests {
 			at := fmt.Sprintf("%s.requests[%d]", l.at, j)
+			if r.Chain != nil {
+				v.validateChainCaptures(at, &r, made)
+				continue
+			}
 			v.checkCaptureRefs(at+".path", made, r.Path)
 			v.checkCaptureRefs(at+".body", made, r.Body)
 			for k, h := range r.Headers {
