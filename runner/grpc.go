@@ -327,42 +327,38 @@ const GRPCStatusHeader = timeline.GRPCStatusHeader
 // codeName is a code's name as gRPC's documents write it: UNAVAILABLE.
 func codeName(c codes.Code) string { return timeline.GRPCCodeName(int(c)) }
 
-// grpcAttack drives a phase's gRPC calls at a vegeta pacer's rate, as
-// vegeta's attacker drives HTTP requests: an open model, in which a call
-// is due when the pacer says, whether or not the calls before it were
-// answered; workers are added, up to maxWorkers, when none is free for a
-// due call. It ends after d or when the pacer says stop, or on Stop, and
-// waits for the calls in flight (each bounded by its deadline).
-type grpcAttack struct {
-	g          *grpcClient
-	next       func() plan.Request
-	timeout    time.Duration
+// pacedAttack drives work at a vegeta pacer's rate, as vegeta's
+// attacker drives HTTP requests: an open model, in which a hit is due
+// when the pacer says, whether or not the hits before it have ended;
+// workers are added, up to maxWorkers, when none is free for a due hit.
+// It ends after d or when the pacer says stop, or on Stop, and waits for
+// the hits under way. The gRPC calls of a phase and the iterations of its
+// request chains run in it.
+type pacedAttack struct {
 	workers    int
 	maxWorkers int
 	stopOnce   sync.Once
 	stopch     chan struct{}
-	seq        atomic.Uint64
 }
 
-func newGRPCAttack(g *grpcClient, next func() plan.Request, l plan.Load) *grpcAttack {
-	return &grpcAttack{g: g, next: next, timeout: l.Timeout.D(), workers: max(l.Workers, 1), maxWorkers: max(l.MaxWorkers, l.Workers, 1), stopch: make(chan struct{})}
+func newPacedAttack(l plan.Load) pacedAttack {
+	return pacedAttack{workers: max(l.Workers, 1), maxWorkers: max(l.MaxWorkers, l.Workers, 1), stopch: make(chan struct{})}
 }
 
-// Stop stops sending; the calls in flight end on their own.
-func (a *grpcAttack) Stop() {
+// Stop stops starting hits; those under way end on their own.
+func (a *pacedAttack) Stop() {
 	a.stopOnce.Do(func() { close(a.stopch) })
 }
 
-// Attack sends calls paced by p for d and returns their results, closed
-// when the last has come back.
-func (a *grpcAttack) Attack(ctx context.Context, p vegeta.Pacer, d time.Duration) <-chan *vegeta.Result {
-	results := make(chan *vegeta.Result)
+// attack calls hit once per arrival of p for d, and closes results once
+// the last hit has returned. hit hands its results to results.
+func (a *pacedAttack) attack(p vegeta.Pacer, d time.Duration, results chan *vegeta.Result, hit func()) {
 	ticks := make(chan struct{})
 	var wg sync.WaitGroup
 	worker := func() {
 		defer wg.Done()
 		for range ticks {
-			results <- a.g.call(ctx, a.next(), a.timeout, a.seq.Add(1)-1)
+			hit()
 		}
 	}
 	workers := a.workers
@@ -416,6 +412,29 @@ func (a *grpcAttack) Attack(ctx context.Context, p vegeta.Pacer, d time.Duration
 			}
 		}
 	}()
+}
+
+// grpcAttack drives a phase's gRPC calls in a pacedAttack: one call per
+// arrival of the pacer.
+type grpcAttack struct {
+	pacedAttack
+	g       *grpcClient
+	next    func() plan.Request
+	timeout time.Duration
+	seq     atomic.Uint64
+}
+
+func newGRPCAttack(g *grpcClient, next func() plan.Request, l plan.Load) *grpcAttack {
+	return &grpcAttack{pacedAttack: newPacedAttack(l), g: g, next: next, timeout: l.Timeout.D()}
+}
+
+// Attack sends calls paced by p for d and returns their results, closed
+// when the last has come back.
+func (a *grpcAttack) Attack(ctx context.Context, p vegeta.Pacer, d time.Duration) <-chan *vegeta.Result {
+	results := make(chan *vegeta.Result)
+	a.attack(p, d, results, func() {
+		results <- a.g.call(ctx, a.next(), a.timeout, a.seq.Add(1)-1)
+	})
 	return results
 }
 

@@ -100,6 +100,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	ph.delivery = newDelivery(time.Now(), p.Duration.D())
 	var results <-chan *vegeta.Result
 	var atk interface{ Stop() }
+	var chains *chainAttack
 	switch {
 	case r.opts.FaultsOnly:
 		results, atk = idle(ctx, p.Duration.D()), stopNothing{}
@@ -109,6 +110,9 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		}
 		ga := newGRPCAttack(r.grpc, reqs.next, load)
 		results, atk = ga.Attack(ctx, pacer, p.Duration.D()), ga
+	case load.HasChains():
+		chains = newChainAttack(client, r.tgt.baseURL, r.sc.Name, reqs.nextIteration, load, ph.delivery.add)
+		results, atk = chains.Attack(ctx, pacer, p.Duration.D()), chains
 	default:
 		va := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
 			vegeta.MaxWorkers(uint64(load.MaxWorkers)), vegeta.MaxBody(4<<20), vegeta.Redirects(vegeta.NoFollow))
@@ -200,7 +204,9 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	// the request path and inflate the latencies the contracts judge.
 	rec := r.startRecorder(p.Name, &ph.stats)
 	for res := range results {
-		ph.delivery.add(res.Timestamp)
+		if chains == nil { // a chain counts its iterations as they start
+			ph.delivery.add(res.Timestamp)
+		}
 		rec.ch <- res
 	}
 	rec.stop()
@@ -217,9 +223,13 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		r.summary.StoppedIn = p.Name
 	}
 	behindAt, plannedBy, sentBy := ph.delivery.behind(pacer)
-	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: map[string]any{
+	endData := map[string]any{
 		timeline.PlannedRequests: plannedHits(pacer, p.Duration.D()), timeline.SentRequests: ph.stats.snapshot().n,
-		timeline.MaxWorkers: load.MaxWorkers, timeline.BehindAt: int64(behindAt), timeline.PlannedBy: plannedBy, timeline.SentBy: sentBy}})
+		timeline.MaxWorkers: load.MaxWorkers, timeline.BehindAt: int64(behindAt), timeline.PlannedBy: plannedBy, timeline.SentBy: sentBy}
+	if chains != nil {
+		chains.phaseEnd(r, p.Name, end, endData)
+	}
+	r.event(timeline.Event{Time: end, Kind: timeline.PhaseEnd, Phase: p.Name, Data: endData})
 
 	// Whatever this phase switched on and is still on goes off now.
 	var still []plan.Fault
@@ -261,6 +271,13 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	r.summary.addPhase(p, load, ph.boundary, end, st)
 	for _, row := range termline.Wrap(phaseLine(p, describeLoad(load), end.Sub(ph.boundary), st, ph.ackNotes()), r.opts.Width, "      ") {
 		fmt.Fprintln(r.opts.Log, row)
+	}
+	if chains != nil {
+		f := chains.figures()
+		r.summary.Phases[len(r.summary.Phases)-1].Chains = f
+		for _, stop := range f.Stops {
+			fmt.Fprintln(r.opts.Log, "      "+stop)
+		}
 	}
 	if ph.err != nil {
 		return ph.err

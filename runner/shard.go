@@ -96,21 +96,27 @@ type shardRequests struct {
 	first bool
 }
 
-func (s *shardRequests) next() plan.Request {
+func (s *shardRequests) next() plan.Request { return ofShard(s, s.gen.Next) }
+
+// nextIteration hands a shard its iterations of a load with chains, as
+// next hands it requests.
+func (s *shardRequests) nextIteration() *plan.Iteration { return ofShard(s, s.gen.NextIteration) }
+
+func ofShard[T any](s *shardRequests, next func() T) T {
 	if s.shard.Whole() {
-		return s.gen.Next()
+		return next()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.first {
 		s.first = true
 		for range s.shard.Index - 1 {
-			s.gen.Next()
+			next()
 		}
 	}
-	q := s.gen.Next()
+	q := next()
 	for range s.shard.Count - 1 {
-		s.gen.Next()
+		next()
 	}
 	return q
 }

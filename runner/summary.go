@@ -46,6 +46,21 @@ type PhaseSummary struct {
 	// Classes counts the phase's requests by class, as the contracts
 	// classify them; absent when the run had no classifier.
 	Classes map[timeline.Class]int64 `json:"classes,omitempty"`
+	// Chains, for a load of request chains, says what its iterations did.
+	Chains *ChainFigures `json:"chains,omitempty"`
+}
+
+// ChainFigures are what a phase's request chains did: the iterations
+// started (the pacer paces them), those the phase's end cut before their
+// last step, and those stopped before a step for want of a capture, with
+// a sentence per step and capture ("12 iterations of chain
+// link-lifecycle stopped before read: capture code missing (create got
+// 500 ×9, create got no response ×3)").
+type ChainFigures struct {
+	Iterations int64    `json:"iterations"`
+	Cut        int64    `json:"cut"`
+	Stopped    int64    `json:"stopped"`
+	Stops      []string `json:"stops,omitempty"`
 }
 
 // AckStats summarises acknowledgement delays.

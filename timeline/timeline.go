@@ -138,6 +138,27 @@ const (
 	// step (step_ns) and the series ({"labels": {...}, "values": [[UNIX
 	// SECONDS, "VALUE"], ...]}), or why there is none ("error").
 	PromQL EventKind = "promql"
+	// ChainStop counts, at the end of a phase, the iterations of a
+	// request chain that stopped before one of its steps because a value
+	// the step needs could not be captured: the earlier step that was to
+	// capture it failed, got no response, or answered without it. The
+	// step was never sent, so it is no request; Message says so in a
+	// sentence, and Data holds the step as a request filter sees it
+	// (ChainTemplate, ChainMethod, ChainPath as written, ChainTags), the
+	// capture (ChainCapture), the count (ChainCount) and the count by
+	// cause (ChainCauses: {"create got 500": 9}).
+	ChainStop EventKind = "chain_stop"
+)
+
+// Keys of a ChainStop event's Data.
+const (
+	ChainTemplate = "template"
+	ChainMethod   = "method"
+	ChainPath     = "path"
+	ChainTags     = "tags"
+	ChainCapture  = "capture"
+	ChainCount    = "count"
+	ChainCauses   = "causes"
 )
 
 // Event is one thing that happened during a run, other than a request.
@@ -257,7 +278,12 @@ func (t *Timeline) Stops() []Stop {
 // by then. A generator that stalls and then catches up in a burst (a
 // paused process, a starved machine) sends its planned total but not the
 // load the scenario describes; the moment shows it.
+//
+// For a load of request chains the pacer paces iterations, not requests:
+// PlannedRequests and SentRequests count iterations planned and started,
+// and ChainCut the iterations the phase's end cut before their last step.
 const (
+	ChainCut        = "chain_cut"
 	PlannedRequests = "planned_requests"
 	SentRequests    = "sent_requests"
 	MaxWorkers      = "max_workers"
