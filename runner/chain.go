@@ -61,7 +61,11 @@ func (a *chainAttack) iterate(ctx context.Context, it *plan.Iteration, end time.
 		// A step that cannot be sent stops the iteration whatever the
 		// time: it is a stop, not a cut.
 		if capture, why, blocked := it.Blocked(i); blocked {
-			a.stops.add(it.Describe(i), capture, why)
+			lost := make([]plan.StepInfo, 0, it.Len()-i)
+			for j := i; j < it.Len(); j++ {
+				lost = append(lost, it.Describe(j))
+			}
+			a.stops.add(lost, capture, why)
 			return
 		}
 		if d := it.Think(i); d > 0 {
@@ -152,22 +156,23 @@ type chainStops struct {
 }
 
 type chainStop struct {
-	step    plan.StepInfo
+	// lost are the step the iterations stopped before and those after it.
+	lost    []plan.StepInfo
 	capture string
 	n       int
 	causes  map[string]int
 }
 
-func (s *chainStops) add(step plan.StepInfo, capture, why string) {
+func (s *chainStops) add(lost []plan.StepInfo, capture, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := step.Template + "\x00" + capture
+	key := lost[0].Template + "\x00" + capture
 	c := s.by[key]
 	if c == nil {
 		if s.by == nil {
 			s.by = map[string]*chainStop{}
 		}
-		c = &chainStop{step: step, capture: capture, causes: map[string]int{}}
+		c = &chainStop{lost: lost, capture: capture, causes: map[string]int{}}
 		s.by[key] = c
 	}
 	c.n++
@@ -191,9 +196,13 @@ func (s *chainStops) events(phase string, t time.Time) []timeline.Event {
 		for why, n := range c.causes {
 			causes[why] = n
 		}
+		lost := make([]any, len(c.lost))
+		for i, st := range c.lost {
+			lost[i] = map[string]any{timeline.ChainTemplate: st.Template, timeline.ChainMethod: st.Method, timeline.ChainPath: st.Path, timeline.ChainTags: st.Tags}
+		}
 		out = append(out, timeline.Event{Time: t, Kind: timeline.ChainStop, Phase: phase, Message: c.sentence(), Data: map[string]any{
-			timeline.ChainTemplate: c.step.Template, timeline.ChainMethod: c.step.Method, timeline.ChainPath: c.step.Path,
-			timeline.ChainTags: c.step.Tags, timeline.ChainCapture: c.capture, timeline.ChainCount: c.n, timeline.ChainCauses: causes,
+			timeline.ChainTemplate: c.lost[0].Template, timeline.ChainCapture: c.capture, timeline.ChainCount: c.n,
+			timeline.ChainCauses: causes, timeline.ChainLost: lost,
 		}})
 	}
 	return out
@@ -203,7 +212,7 @@ func (s *chainStops) events(phase string, t time.Time) []timeline.Event {
 // link-lifecycle stopped before read: capture code missing (create got
 // 500 ×9, create got no response ×3)".
 func (c *chainStop) sentence() string {
-	chain, step, _ := strings.Cut(c.step.Template, "/")
+	chain, step, _ := strings.Cut(c.lost[0].Template, "/")
 	return fmt.Sprintf("%d iterations of chain %s stopped before %s: capture %s missing (%s)", c.n, chain, step, c.capture, causeList(c.causes))
 }
 

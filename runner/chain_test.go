@@ -177,6 +177,10 @@ func TestChainStopsWhenItsCaptureIsMissing(t *testing.T) {
 	}
 	e := stops[0]
 	n, _ := timeline.Number(e.Data[timeline.ChainCount])
+	lost, _ := e.Data[timeline.ChainLost].([]any)
+	if len(lost) != 2 || lost[1].(map[string]any)[timeline.ChainTemplate] != "link-lifecycle/delete" || lost[1].(map[string]any)[timeline.ChainPath] != "/api/links/{capture.code}" {
+		t.Errorf("the stop lost %v, want read and delete", lost)
+	}
 	if l.failed == 0 || int(n) != l.failed || e.Data[timeline.ChainTemplate] != "link-lifecycle/read" || e.Data[timeline.ChainCapture] != "code" {
 		t.Errorf("%d creates failed; stop event %+v", l.failed, e.Data)
 	}

@@ -142,23 +142,26 @@ const (
 	// request chain that stopped before one of its steps because a value
 	// the step needs could not be captured: the earlier step that was to
 	// capture it failed, got no response, or answered without it. The
-	// step was never sent, so it is no request; Message says so in a
-	// sentence, and Data holds the step as a request filter sees it
-	// (ChainTemplate, ChainMethod, ChainPath as written, ChainTags), the
-	// capture (ChainCapture), the count (ChainCount) and the count by
-	// cause (ChainCauses: {"create got 500": 9}).
+	// step and those after it were never sent, so they are no requests;
+	// Message says so in a sentence, and Data holds the step's template
+	// name (ChainTemplate), the capture (ChainCapture), the count
+	// (ChainCount), the count by cause (ChainCauses: {"create got 500":
+	// 9}) and the steps lost (ChainLost: the step and those after it,
+	// each as a request filter sees it: {"template", "method", "path" as
+	// written, "tags"}).
 	ChainStop EventKind = "chain_stop"
 )
 
-// Keys of a ChainStop event's Data.
+// Keys of a ChainStop event's Data, and of each step it lost.
 const (
 	ChainTemplate = "template"
-	ChainMethod   = "method"
-	ChainPath     = "path"
-	ChainTags     = "tags"
 	ChainCapture  = "capture"
 	ChainCount    = "count"
 	ChainCauses   = "causes"
+	ChainLost     = "lost"
+	ChainMethod   = "method"
+	ChainPath     = "path"
+	ChainTags     = "tags"
 )
 
 // Event is one thing that happened during a run, other than a request.
