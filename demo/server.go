@@ -266,6 +266,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Name:         "orders-db",
 		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 3},
 		OpenDuration: time.Second,
+		// The outage emptied the connection pool: refill it as soon as
+		// the database answers, so that the calls after the recovery find
+		// connections ready rather than each waiting for a new one.
+		OnStateChange: func(e circuitbreaker.StateChange) {
+			if e.To == circuitbreaker.Open {
+				st.Rewarm()
+			}
+		},
 	})
 	maxStaleness := cfg.MaxStaleness
 	if cfg.StaleUnbounded || cfg.StaleDisguised {

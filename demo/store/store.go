@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
@@ -51,6 +53,13 @@ type Store struct {
 
 	productQueries atomic.Int64
 	orderWrites    atomic.Int64
+
+	// rewarming is set while Rewarm's goroutine runs; stop ends it and
+	// rewarms waits for it, on Close.
+	rewarming atomic.Bool
+	stopOnce  sync.Once
+	stop      chan struct{}
+	rewarms   sync.WaitGroup
 }
 
 // Calls counts the calls that reached the store.
@@ -115,7 +124,7 @@ func OpenPostgres(ctx context.Context, dsn string, products int) (*Store, error)
 	}
 	db.SetMaxOpenConns(MaxPostgresConns)
 	db.SetMaxIdleConns(MaxPostgresConns)
-	s := &Store{db: db}
+	s := &Store{db: db, stop: make(chan struct{})}
 	if err := s.migrate(ctx, products); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("prepare postgres database: %w", err)
@@ -132,6 +141,63 @@ func OpenPostgres(ctx context.Context, dsn string, products int) (*Store, error)
 // take longer than a database call's whole timeout on a busy machine, and
 // the first requests would pay for it.
 const warmPostgresConns = MaxPostgresConns / 2
+
+// Rewarm refills a PostgreSQL store's pool in the background once the
+// database answers again: an outage empties the pool (every connection
+// that failed is dropped), and on a busy machine a new connection (a
+// server process and a password exchange) can take longer than a call's
+// whole deadline, so the first calls after a recovery would each fail
+// waiting for one, and three of them in a row open the orders breaker
+// again. One connection is tried at a time, with a growing pause, until
+// it answers; then warmPostgresConns are opened. A Rewarm while another
+// runs, or on SQLite, does nothing; Close ends it. The demo calls it when
+// a database breaker opens.
+func (s *Store) Rewarm() {
+	if s.path != "" || s.stop == nil || !s.rewarming.CompareAndSwap(false, true) {
+		return
+	}
+	s.rewarms.Add(1)
+	go func() {
+		defer s.rewarms.Done()
+		defer s.rewarming.Store(false)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		pause := rewarmPause
+		for deadline := time.Now().Add(rewarmFor); time.Now().Before(deadline); {
+			actx, acancel := context.WithTimeout(ctx, rewarmAttempt)
+			err := s.db.PingContext(actx)
+			if err == nil {
+				err = warmPool(actx, s.db, warmPostgresConns)
+			}
+			acancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, rewarmMaxPause)
+		}
+	}()
+}
+
+// Rewarm's pacing: the first pause between tries and the longest, the
+// bound of one try, and how long it keeps trying before it gives up.
+const (
+	rewarmPause    = 50 * time.Millisecond
+	rewarmMaxPause = 250 * time.Millisecond
+	rewarmAttempt  = 2 * time.Second
+	rewarmFor      = time.Minute
+)
 
 // warmPool opens n connections of db, holding each until all are open so
 // that they are n different ones, and leaves them idle in its pool.
@@ -202,6 +268,10 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database and removes a temporary one.
 func (s *Store) Close() error {
+	if s.stop != nil {
+		s.stopOnce.Do(func() { close(s.stop) })
+		s.rewarms.Wait()
+	}
 	err := s.db.Close()
 	s.cleanup()
 	return err

@@ -220,3 +220,44 @@ func TestPostgresPoolIsWarm(t *testing.T) {
 		t.Fatalf("%d connections open after OpenPostgres, want at least %d", n, want)
 	}
 }
+
+// TestRewarmRefillsThePoolAfterAnOutage: every connection of the pool is
+// ended by the server (as an outage ends them); Rewarm opens new ones in
+// the background before any call asks, and Close ends a Rewarm that is
+// still trying.
+func TestRewarmRefillsThePoolAfterAnOutage(t *testing.T) {
+	pg := testserver.StartPostgres(t)
+	ctx := context.Background()
+	s, err := store.OpenPostgres(ctx, pg.DSN(), 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	admin, err := pgx.Connect(ctx, pg.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	backends := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	// The pool still holds the ended connections; a ping meets one of
+	// them (and drops it) or opens a new one, as the first call after an
+	// outage would.
+	_ = s.DB().PingContext(ctx)
+	s.Rewarm()
+	want := store.MaxPostgresConns / 2
+	for n, deadline := backends(), time.Now().Add(10*time.Second); n < want; n = backends() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections 10s after Rewarm, want at least %d", n, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
