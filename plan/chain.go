@@ -93,13 +93,25 @@ func (v *validator) validateChain(at string, r *RequestSpec) {
 		for _, name := range slices.Sorted(maps.Keys(s.Capture)) {
 			cat := sat + ".capture." + name
 			tmpl := s.Capture[name]
-			switch refs := placeholder.FindAllString(tmpl, -1); {
+			refs := captureSource.FindAllStringSubmatch(tmpl, -1)
+			switch {
 			case !captureName.MatchString(name):
 				v.errorf(cat, "name it with letters, digits and _, such as code", "capture name %q cannot be used", name)
 			case captures[name]:
 				v.errorf(cat, "give each capture of a chain its own name", "capture %q is made by an earlier step of chain %q already", name, r.Name)
 			case len(refs) == 0 || strings.Count(tmpl, "{") != len(refs):
-				v.errorf(cat, "take it from the answer with {json.PATH} or {header.NAME}", "capture %q takes nothing from the step's answer: %q", name, tmpl)
+				v.errorf(cat, "take it from the answer with {json.PATH}, {header.NAME} or {regexp.PATTERN}", "capture %q takes nothing from the step's answer: %q", name, tmpl)
+			}
+			for _, m := range refs {
+				switch m[1] {
+				case "json", "header":
+				case "regexp":
+					if msg := checkPattern(m[2]); msg != "" {
+						v.errorf(cat, "write a Go regular expression without braces, with at most one group: {regexp.id=([0-9]+)}", "capture %q: %s", name, msg)
+					}
+				default:
+					v.errorf(cat, "a step's answer is read with {json.PATH}, {header.NAME} or {regexp.PATTERN}", "capture %q reads %s, which an answer does not give", name, m[0])
+				}
 			}
 			captures[name] = true
 		}
@@ -309,10 +321,7 @@ func (it *Iteration) Take(i, status int, header http.Header, body []byte) {
 			continue
 		}
 		v, err := CaptureFrom(s.capture[name], func(kind, key string) (string, bool) {
-			if kind == "header" {
-				return HeaderValue(header, key)
-			}
-			return JSONValue(string(body), key)
+			return AnswerValue(kind, key, header, string(body))
 		})
 		if err != nil {
 			fail(name, fmt.Sprintf("%s's answer (%d) has no %s", stepName, status, strings.TrimPrefix(err.Error(), "the result has no ")))

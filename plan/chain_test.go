@@ -30,9 +30,9 @@ contracts:
 const goodChain = `    - name: link-lifecycle
       tags: [links]
       chain:
-        - {name: create, method: post, path: /api/links, body: '{"url":"https://example.com/{seq}"}', capture: {code: "{json.code}", at: "{header.Location}"}}
+        - {name: create, method: post, path: /api/links, body: '{"url":"https://example.com/{seq}"}', capture: {code: "{json.code}", at: "{header.Location}", id: "{regexp.id=([0-9]+)}"}}
         - {name: read, path: "/{capture.code}", think: 100ms, headers: {Authorization: "Bearer {capture.token}"}, tags: [read]}
-        - {name: delete, method: DELETE, path: "/api/links/{capture.code}", think: 50ms}`
+        - {name: delete, method: DELETE, path: "/api/links/{capture.code}?at={capture.at}&id={capture.id}", think: 50ms}`
 
 func parseChain(t *testing.T, chain string) (*Scenario, error) {
 	t.Helper()
@@ -79,7 +79,7 @@ func TestChainIterations(t *testing.T) {
 	}
 	h := http.Header{}
 	h.Set("Location", "/api/links/abc")
-	it.Take(0, 201, h, []byte(`{"code":"abc"}`))
+	it.Take(0, 201, h, []byte(`{"code":"abc","note":"id=42"}`))
 	if _, why, blocked := it.Blocked(1); blocked {
 		t.Fatalf("read is blocked: %s", why)
 	}
@@ -90,7 +90,11 @@ func TestChainIterations(t *testing.T) {
 	if it.Think(1).Milliseconds() != 100 || it.Think(0) != 0 {
 		t.Errorf("think times %v %v", it.Think(0), it.Think(1))
 	}
-	if d := it.Describe(2); d.Path != "/api/links/{capture.code}" || d.Method != "DELETE" {
+	it.Take(1, 200, http.Header{}, nil)
+	if del := it.Request(2); del.Path != "/api/links/abc?at=/api/links/abc&id=42" {
+		t.Errorf("delete is %+v", del)
+	}
+	if d := it.Describe(2); d.Path != "/api/links/{capture.code}?at={capture.at}&id={capture.id}" || d.Method != "DELETE" {
 		t.Errorf("delete is described as %+v", d)
 	}
 
@@ -179,6 +183,16 @@ func TestChainMistakesAreRefusedWithTheirPlace(t *testing.T) {
       chain:
         - {path: /a, capture: {x: "abc"}}`, []string{
 			`capture "x" takes nothing from the step's answer`,
+		}},
+		{"a capture a step's answer does not give", `    - name: c
+      chain:
+        - {path: /a, capture: {x: "{row.x}"}}`, []string{
+			`capture "x" reads {row.x}, which an answer does not give`,
+		}},
+		{"a pattern of two groups", `    - name: c
+      chain:
+        - {path: /a, capture: {x: "{regexp.(a)(b)}"}}`, []string{
+			`capture "x": pattern "(a)(b)" has 2 groups`,
 		}},
 		{"two steps of one name", `    - name: c
       chain:

@@ -282,8 +282,8 @@ type ChainStep struct {
 	// Status lists the statuses whose answers captures are taken from;
 	// default 2xx. Another answer captures nothing.
 	Status []Status `yaml:"status"`
-	// Capture maps a name to what it takes from the answer: {json.PATH}
-	// or {header.NAME}, as a setup step's capture does.
+	// Capture maps a name to what it takes from the answer: {json.PATH},
+	// {header.NAME} or {regexp.PATTERN}, as a setup step's capture does.
 	Capture map[string]string `yaml:"capture"`
 	// Think is how long the iteration waits after the answer to the step
 	// before, before it sends this one; default 0. It never outlasts the

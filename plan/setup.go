@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/contract"
@@ -52,7 +53,8 @@ type SetupStep struct {
 	Body    string            `yaml:"body"`
 	Status  []Status          `yaml:"status"`
 	// Capture maps a name to what it takes from the step's result:
-	// {json.PATH} or {header.NAME} of an HTTP answer, {row.COLUMN} of the
+	// {json.PATH}, {header.NAME} or {regexp.PATTERN} (what the pattern's
+	// group matched in the body) of an HTTP answer, {row.COLUMN} of the
 	// first row an SQL step's last statement returned, {reply} of a Redis
 	// command. A value that is not there fails the step.
 	Capture map[string]string `yaml:"capture"`
@@ -166,7 +168,49 @@ func (c Captures) Fill(s string) string {
 }
 
 // captureSource matches what a capture takes from a step's result.
-var captureSource = regexp.MustCompile(`\{(json|header|row)\.([^{}]+)\}|\{reply\}`)
+var captureSource = regexp.MustCompile(`\{(json|header|row|regexp)\.([^{}]+)\}|\{reply\}`)
+
+// answerPatterns caches the compiled patterns of {regexp.PATTERN}
+// captures: a scenario has a few, and a chain reads them per request.
+var answerPatterns sync.Map
+
+// AnswerValue returns what a capture's {json.PATH}, {header.NAME} or
+// {regexp.PATTERN} reads from an HTTP answer: for a pattern, the text its
+// first group matched in the body (the whole match when it has no group).
+func AnswerValue(kind, name string, header http.Header, body string) (string, bool) {
+	switch kind {
+	case "header":
+		return HeaderValue(header, name)
+	case "regexp":
+		re, ok := answerPatterns.Load(name)
+		if !ok {
+			c, err := regexp.Compile(name)
+			if err != nil {
+				return "", false
+			}
+			re, _ = answerPatterns.LoadOrStore(name, c)
+		}
+		m := re.(*regexp.Regexp).FindStringSubmatch(body)
+		if m == nil {
+			return "", false
+		}
+		return m[len(m)-1], true
+	}
+	return JSONValue(body, name)
+}
+
+// checkPattern says what is wrong with the pattern of a {regexp.PATTERN}
+// capture, or "".
+func checkPattern(p string) string {
+	re, err := regexp.Compile(p)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("pattern %q does not compile: %v", p, err)
+	case re.NumSubexp() > 1:
+		return fmt.Sprintf("pattern %q has %d groups: a capture takes one", p, re.NumSubexp())
+	}
+	return ""
+}
 
 // CaptureFrom fills a capture's template from a step's result: lookup
 // answers a kind ("json", "header", "row", "reply") and a name. It fails
@@ -335,7 +379,7 @@ func (v *validator) validateCapture(at string, s *SetupStep, name string, made m
 		v.errorf(at, "give each capture its own name", "capture %q is made by an earlier setup step already", name)
 		return
 	}
-	allowed := map[string]string{StepHTTP: "{json.PATH} or {header.NAME}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}"}[s.Kind()]
+	allowed := map[string]string{StepHTTP: "{json.PATH}, {header.NAME} or {regexp.PATTERN}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}"}[s.Kind()]
 	refs := captureSource.FindAllStringSubmatch(tmpl, -1)
 	if len(refs) == 0 || strings.Count(tmpl, "{") != len(refs) {
 		v.errorf(at, "take it from the step's result with "+allowed, "capture %q takes nothing from the step's result: %q", name, tmpl)
@@ -346,10 +390,16 @@ func (v *validator) validateCapture(at string, s *SetupStep, name string, made m
 		if kind == "" {
 			kind = "reply"
 		}
-		ok := map[string][]string{StepHTTP: {"json", "header"}, StepSQL: {"row"}, StepRedis: {"reply"}}[s.Kind()]
+		ok := map[string][]string{StepHTTP: {"json", "header", "regexp"}, StepSQL: {"row"}, StepRedis: {"reply"}}[s.Kind()]
 		if !slices.Contains(ok, kind) {
 			v.errorf(at, "a "+s.Kind()+" step's result is read with "+allowed, "capture %q reads %s, which a %s step does not give", name, m[0], s.Kind())
 			return
+		}
+		if kind == "regexp" {
+			if msg := checkPattern(m[2]); msg != "" {
+				v.errorf(at, "write a Go regular expression without braces, with at most one group: {regexp.id=([0-9]+)}", "capture %q: %s", name, msg)
+				return
+			}
 		}
 	}
 }

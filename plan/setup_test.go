@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +140,15 @@ func TestSetupMistakesAreRefusedWithTheirPlace(t *testing.T) {
 		{"a capture of nothing", `  - {http: POST /login, capture: {token: "abc"}}`, []string{
 			`capture "token" takes nothing from the step's result`,
 		}},
+		{"a pattern of two groups", `  - {http: POST /login, capture: {token: "{regexp.(a)(b)}"}}`, []string{
+			`capture "token": pattern "(a)(b)" has 2 groups: a capture takes one`,
+		}},
+		{"a pattern that does not compile", `  - {http: POST /login, capture: {token: "{regexp.t=([a-z)}"}}`, []string{
+			`capture "token": pattern "t=([a-z)" does not compile`,
+		}},
+		{"a pattern in a Redis step", `  - {redis: cache, command: [GET, k], capture: {token: "{regexp.(.*)}"}}`, []string{
+			`capture "token" reads {regexp.(.*)}, which a redis step does not give`,
+		}},
 		{"a bad http step", `  - {http: /login, capture: {token: "{json.t}"}}`, []string{
 			`setup.yaml:13:12: bad http "/login"`,
 		}},
@@ -178,6 +188,31 @@ func TestCaptureFrom(t *testing.T) {
 		got, err := CaptureFrom(tt.tmpl, look)
 		if (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) || (err == nil && got != tt.want) {
 			t.Errorf("CaptureFrom(%q) = %q, %v; want %q, %q", tt.tmpl, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestAnswerValue reads the three forms of an HTTP answer's capture.
+func TestAnswerValue(t *testing.T) {
+	h := http.Header{}
+	h.Set("Location", "/links/abc")
+	body := `{"code":"abc","n":7,"html":"<a href=/links/x9>"}`
+	for _, tt := range []struct {
+		kind, name, want string
+		ok               bool
+	}{
+		{"json", "code", "abc", true},
+		{"json", "n", "7", true},
+		{"json", "gone", "", false},
+		{"header", "location", "/links/abc", true},
+		{"header", "X-Gone", "", false},
+		{"regexp", `href=/links/([a-z0-9]+)`, "x9", true},
+		{"regexp", `"n":[0-9]+`, `"n":7`, true},
+		{"regexp", `nothing-(here)`, "", false},
+	} {
+		got, ok := AnswerValue(tt.kind, tt.name, h, body)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("AnswerValue(%s, %s) = %q, %v; want %q, %v", tt.kind, tt.name, got, ok, tt.want, tt.ok)
 		}
 	}
 }
