@@ -121,6 +121,9 @@ func (a *chainAttack) send(ctx context.Context, q plan.Request) *vegeta.Result {
 		return res
 	}
 	req = req.WithContext(ctx)
+	if a.name != "" {
+		req.Header.Set("X-Vegeta-Attack", a.name)
+	}
 	req.Header.Set("X-Vegeta-Seq", fmt.Sprint(res.Seq))
 	r, err := a.client.Do(req)
 	if err != nil {

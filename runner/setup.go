@@ -322,10 +322,7 @@ type setupResponse struct {
 }
 
 func (s *setupResponse) lookup(kind, name string) (string, bool) {
-	if kind == "header" {
-		return plan.HeaderValue(s.header, name)
-	}
-	return plan.JSONValue(s.body, name)
+	return plan.AnswerValue(kind, name, s.header, s.body)
 }
 
 // setupHTTP sends an HTTP step's request to the target.
