@@ -23,7 +23,9 @@ func (r *run) startProxies() error {
 		return infra("cannot write "+ProxyLog, "", err)
 	}
 	r.proxyLog = f
-	r.proxies = netfault.New(netfault.Options{Log: f})
+	// An upstream beyond loopback is reached only on a host the scenario
+	// and the command consented to.
+	r.proxies = netfault.New(netfault.Options{Log: f, AllowHosts: r.sc.Reach.Hosts()})
 	for _, spec := range r.sc.Proxies {
 		p := spec.WithPorts(r.ports)
 		addr, err := r.proxies.Start(netfault.Proxy{Name: p.Name, Listen: p.Listen, Upstream: p.Upstream})

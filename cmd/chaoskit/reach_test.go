@@ -86,7 +86,8 @@ contracts:
 // fixture in another namespace at the far end of a veth pair: no address
 // of it is loopback. The scenario reaches it only when its allow_hosts
 // lists the host and --allow-host names it too; the run then sends load,
-// readiness and fault control there and the contract passes. A second
+// readiness and fault control there, directly or through a proxy whose
+// upstream is there, and the contract passes. A second
 // address of the service's namespace that is not allowed (a probe, a proxy
 // upstream, a redirect, an edited fault record) never receives a
 // connection, nor does the trap on chaoskit's side.
@@ -152,6 +153,10 @@ func TestReachByConsent(t *testing.T) {
 		{"consented", func(t *testing.T) string { return scenario(t, addr, control, "allow_hosts: ["+vethService+"]") },
 			[]string{"run", "--allow-host", "192.0.2.1," + vethService}, 0,
 			[]string{"PASS"}, nil},
+		{"through a proxy to the allowed host", func(t *testing.T) string {
+			return scenario(t, "127.0.0.1:18090", control, "allow_hosts: ["+vethService+"]\nproxies:\n  - {name: svc, listen: \"127.0.0.1:18090\", upstream: \""+addr+"\"}")
+		}, []string{"run", "--allow-host", vethService}, 0,
+			[]string{"PASS"}, nil},
 		{"a probe on a host not allowed", func(t *testing.T) string {
 			return scenario(t, addr, control, "allow_hosts: ["+vethService+"]\nprobes:\n  - {name: other, prometheus: \"http://"+other+"\", query: up}")
 		}, []string{"run", "--allow-host", vethService}, 2,
@@ -180,7 +185,7 @@ func TestReachByConsent(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", s, out)
 				}
 			}
-			if tt.name == "consented" {
+			if tt.code == 0 {
 				tl := readTimeline(t, filepath.Join(dir, "out", "reach"))
 				if len(tl.Requests) == 0 {
 					t.Error("the run recorded no request")
