@@ -1127,20 +1127,32 @@ func (l Load) Scale(f float64) Load {
 }
 
 // catalogFor returns the target's failpoint catalog, asking for it once.
+// A running service the run may not reach is not asked
+// (errUnreachableTarget): its address is refused already, where it is
+// written or at its allow_hosts entry.
 func (v *validator) catalogFor() (*inject.Catalog, error) {
 	if !v.catalogRun {
 		v.catalogRun = true
-		v.catalog, v.catalogErr = v.opts.Catalog(v.sc.Target, v.sc.Reach)
+		t := v.sc.Target
+		if host, err := reach.Host(t.URL); t.Command == nil && t.Demo == nil && t.URL != "" && err == nil && !v.sc.Reach.AllowsHost(host) {
+			v.catalogErr = errUnreachableTarget
+		} else {
+			v.catalog, v.catalogErr = v.opts.Catalog(t, v.sc.Reach)
+		}
 	}
 	return v.catalog, v.catalogErr
 }
+
+// errUnreachableTarget is catalogFor's answer for a target the run may not
+// reach, whose error is reported elsewhere.
+var errUnreachableTarget = errors.New("the target is not reachable")
 
 func (v *validator) validateFaults(at string, p *Phase) {
 	var cat *inject.Catalog
 	if v.opts.Catalog != nil && p.HasPointFaults() {
 		var err error
 		if cat, err = v.catalogFor(); err != nil {
-			if !v.catalogReported() {
+			if err != errUnreachableTarget && !v.catalogReported() {
 				v.errorf("$.target", "", "cannot list the target's failpoints: %v", err)
 			}
 			return

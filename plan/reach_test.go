@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
 // reachScenario is a scenario of a running service at %[1]s, with
@@ -154,5 +158,39 @@ func TestSchemaHasAllowHosts(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"allow_hosts"`) {
 		t.Error("the JSON Schema has no allow_hosts")
+	}
+}
+
+// TestCatalogNotAskedOfAnUnreachableTarget: the failpoints of a running
+// service the run may not reach are not asked for; the one error says
+// what consent is missing.
+func TestCatalogNotAskedOfAnUnreachableTarget(t *testing.T) {
+	src := `name: s
+allow_hosts: [10.99.0.2]
+target:
+  url: http://10.99.0.2:8080
+  failpoints: http://10.99.0.2:7070
+load:
+  rate: 10/s
+  requests: [{path: /}]
+phases:
+  - name: p
+    duration: 1s
+    faults:
+      - point: store/query
+        action: error
+`
+	asked := 0
+	opts := Options{Catalog: func(Target, *reach.Policy) (*inject.Catalog, error) {
+		asked++
+		return nil, errors.New("asked")
+	}}
+	_, err := Parse("s.yaml", []byte(src), opts)
+	if asked != 0 || err == nil || strings.Count(err.Error(), "s.yaml:") != 1 || !strings.Contains(err.Error(), "s.yaml:2:15: allow_hosts: 10.99.0.2 is not allowed by the command") {
+		t.Errorf("catalog asked %d times; err = %v", asked, err)
+	}
+	opts.AllowHosts = []string{"10.99.0.2"}
+	if _, err = Parse("s.yaml", []byte(src), opts); asked != 1 || err == nil || !strings.Contains(err.Error(), "cannot list the target's failpoints: asked") {
+		t.Errorf("with consent: catalog asked %d times; err = %v", asked, err)
 	}
 }
