@@ -48,6 +48,10 @@ type Scenario struct {
 	// Redis commands against dependencies, HTTP requests to the target,
 	// with the values they capture. See setup.go.
 	Setup []SetupStep `yaml:"setup"`
+	// Teardown are steps of the same kinds run in order after the last
+	// phase, and when the run stops early, before the target and the
+	// dependencies are stopped. See setup.go.
+	Teardown []SetupStep `yaml:"teardown"`
 	// Probes are figures read from dependencies or the target as
 	// evidence for contracts: probe("NAME"). See probes.go.
 	Probes []Probe `yaml:"probes"`

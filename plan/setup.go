@@ -2,8 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,17 +19,29 @@ import (
 )
 
 // SetupStep is one step of a scenario's setup, run in order before the
-// first phase: SQL against a Postgres dependency chaoskit manages, a
-// command against a Redis dependency, or an HTTP request to the target.
-// The steps up to the first HTTP step run once the dependencies are ready
-// and before the target starts (a schema, seed rows, cache keys the
-// service reads when it starts); the rest run once the target is ready.
-// A step that fails stops the run (exit 3) with its output.
+// first phase, or of its teardown, run in order after the last: SQL
+// against a Postgres dependency chaoskit manages, a command against a
+// Redis dependency, an HTTP request to the target, or a program chaoskit
+// runs (Run). The setup steps up to the first HTTP step run once the
+// dependencies are ready and before the target starts (a schema, seed
+// rows, cache keys the service reads when it starts); the rest run once
+// the target is ready. A setup step that fails stops the run (exit 3)
+// with its output.
+//
+// The teardown steps run after the work of the last phase that needs the
+// service (the final probes, the write read-back, the PromQL queries) and
+// before the target and the dependencies are stopped, and also when the
+// run stops early (Ctrl-C, a failed phase or setup step): a step whose
+// dependency or target never started, or that uses a capture the setup
+// never made, is skipped then. A teardown step that fails makes the run's
+// exit 3 with its output (unless the run failed already) and the steps
+// after it still run: teardown is cleanup, and each step cleans what it
+// can.
 //
 // A step may capture values from what it got (Capture), for the steps
 // after it, the load's requests and the write read-back to use as
 // {capture.NAME}: a token created in the database, an id a login
-// returned.
+// returned. The teardown steps use what the setup steps captured.
 type SetupStep struct {
 	// Name names the step on the timeline and in errors; default "setup
 	// N".
@@ -52,14 +66,30 @@ type SetupStep struct {
 	Headers map[string]string `yaml:"headers"`
 	Body    string            `yaml:"body"`
 	Status  []Status          `yaml:"status"`
+	// Run is a program and its arguments, run without a shell: a name is
+	// looked up in PATH, a path with a slash is relative to the scenario's
+	// directory, which is also the directory it runs in. Env is added to
+	// chaoskit's environment for it. It runs below chaoskit's supervisor
+	// as a target does: when the step's timeout passes or the run is
+	// killed, its whole process tree is killed. An exit status other than
+	// 0 fails the step; its output is kept in the run directory (steps/)
+	// and the end of it is shown.
+	Run []string          `yaml:"run"`
+	Env map[string]string `yaml:"env"`
 	// Capture maps a name to what it takes from the step's result:
 	// {json.PATH}, {header.NAME} or {regexp.PATTERN} (what the pattern's
 	// group matched in the body) of an HTTP answer, {row.COLUMN} of the
 	// first row an SQL step's last statement returned, {reply} of a Redis
-	// command. A value that is not there fails the step.
+	// command, {stdout} of a program (what it printed, trimmed of the
+	// blanks around it; at most MaxStepOutput bytes are read). A value that
+	// is not there fails the step.
 	Capture map[string]string `yaml:"capture"`
 	// Timeout bounds the step; default 30s.
 	Timeout Duration `yaml:"timeout"`
+
+	// Dir is the directory a Run step runs in and resolves ./paths from:
+	// the scenario's, filled in by validation.
+	Dir string `yaml:"-"`
 
 	// Scripts are the SQL texts the step runs, in order, filled in by
 	// validation: SQL, or each file SQLFile names.
@@ -87,20 +117,27 @@ const DefaultSetupTimeout = 30 * time.Second
 // directory of them together.
 const MaxSQLFile = 16 << 20
 
+// MaxStepOutput bounds what a Run step's {stdout} capture reads of its
+// output.
+const MaxStepOutput = 1 << 20
+
 // Kinds of setup steps.
 const (
 	StepSQL   = "sql"
 	StepRedis = "redis"
 	StepHTTP  = "http"
+	StepRun   = "run"
 )
 
-// Kind is the step's kind: StepSQL, StepRedis or StepHTTP.
+// Kind is the step's kind: StepSQL, StepRedis, StepRun or StepHTTP.
 func (s *SetupStep) Kind() string {
 	switch {
 	case s.Postgres != "":
 		return StepSQL
 	case s.Redis != "":
 		return StepRedis
+	case s.Run != nil:
+		return StepRun
 	}
 	return StepHTTP
 }
@@ -168,7 +205,15 @@ func (c Captures) Fill(s string) string {
 }
 
 // captureSource matches what a capture takes from a step's result.
-var captureSource = regexp.MustCompile(`\{(json|header|row|regexp)\.([^{}]+)\}|\{reply\}`)
+var captureSource = regexp.MustCompile(`\{(json|header|row|regexp)\.([^{}]+)\}|\{(reply|stdout)\}`)
+
+// captureKind is the kind of result a match of captureSource reads.
+func captureKind(sub []string) string {
+	if sub[1] != "" {
+		return sub[1]
+	}
+	return sub[3]
+}
 
 // answerPatterns caches the compiled patterns of {regexp.PATTERN}
 // captures: a scenario has a few, and a chain reads them per request.
@@ -213,17 +258,14 @@ func checkPattern(p string) string {
 }
 
 // CaptureFrom fills a capture's template from a step's result: lookup
-// answers a kind ("json", "header", "row", "reply") and a name. It fails
+// answers a kind ("json", "header", "row", "reply", "stdout") and a name. It fails
 // when a value is not there (an empty one included): a later request would
 // otherwise go out with a hole in it.
 func CaptureFrom(tmpl string, lookup func(kind, name string) (string, bool)) (string, error) {
 	var err error
 	out := captureSource.ReplaceAllStringFunc(tmpl, func(m string) string {
 		sub := captureSource.FindStringSubmatch(m)
-		kind, name := sub[1], sub[2]
-		if kind == "" {
-			kind = "reply"
-		}
+		kind, name := captureKind(sub), sub[2]
 		v, ok := lookup(kind, name)
 		if (!ok || v == "") && err == nil {
 			what := kind
@@ -249,63 +291,17 @@ func HeaderValue(h http.Header, name string) (string, bool) {
 	return v, v != ""
 }
 
-// validateSetup checks the setup steps: one kind each, a dependency of
-// the right kind, SQL files that can be read, captures that are valid and
-// used only after they are made.
+// validateSetup checks the setup and teardown steps: one kind each, a
+// dependency of the right kind, SQL files that can be read, programs that
+// can be found, captures that are valid and used only after they are
+// made. The teardown steps use what the setup steps captured.
 func (v *validator) validateSetup() {
 	sc := v.sc
-	deps := map[string]*Dependency{}
-	var pgNames, depNames []string
-	for i := range sc.Dependencies {
-		d := &sc.Dependencies[i]
-		deps[d.Name] = d
-		depNames = append(depNames, d.Name)
-		if d.Postgres != nil {
-			pgNames = append(pgNames, d.Name)
-		}
-	}
 	made := map[string]bool{}
-	for i := range sc.Setup {
-		s := &sc.Setup[i]
-		at := fmt.Sprintf("$.setup[%d]", i)
-		s.Position.File, s.Position.Line, s.Position.Column = v.locate(at)
-		if s.Name == "" {
-			s.Name = fmt.Sprintf("setup %d", i+1)
-		}
-		kinds := 0
-		for _, set := range []bool{s.Postgres != "", s.Redis != "", s.HTTP != ""} {
-			if set {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			v.errorf(at, "write postgres: DEPENDENCY with sql or sql_file, redis: DEPENDENCY with command, or http: \"POST /path\"", "setup step %q needs exactly one of postgres, redis or http", s.Name)
-			continue
-		}
-		// What the step itself uses must be captured by an earlier one.
-		v.checkCaptureRefs(at, made, s.SQL, s.Body, s.HTTP)
-		for k, h := range s.Headers {
-			v.checkCaptureRefs(at+".headers."+k, made, h)
-		}
-		v.checkCaptureRefs(at+".command", made, s.Command...)
-		switch s.Kind() {
-		case StepSQL:
-			v.validateSQLStep(at, s, deps, pgNames)
-		case StepRedis:
-			v.validateRedisStep(at, s, deps, depNames)
-		default:
-			v.validateHTTPStep(at, s)
-		}
-		names := make([]string, 0, len(s.Capture))
-		for name := range s.Capture {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			v.validateCapture(at+".capture."+name, s, name, made)
-			made[name] = true
-		}
-	}
+	v.validateSteps("setup", sc.Setup, made)
+	setupMade := maps.Clone(made)
+	v.validateSteps("teardown", sc.Teardown, made)
+	made = setupMade
 	// The load and the read-back use what the whole setup captured.
 	loads := []struct {
 		at string
@@ -343,6 +339,69 @@ func (v *validator) validateSetup() {
 	v.validateProbes(made)
 }
 
+// validateSteps checks the steps of section ("setup" or "teardown"),
+// adding what they capture to made.
+func (v *validator) validateSteps(section string, steps []SetupStep, made map[string]bool) {
+	sc := v.sc
+	deps := map[string]*Dependency{}
+	var pgNames, depNames []string
+	for i := range sc.Dependencies {
+		d := &sc.Dependencies[i]
+		deps[d.Name] = d
+		depNames = append(depNames, d.Name)
+		if d.Postgres != nil {
+			pgNames = append(pgNames, d.Name)
+		}
+	}
+	for i := range steps {
+		s := &steps[i]
+		at := fmt.Sprintf("$.%s[%d]", section, i)
+		s.Position.File, s.Position.Line, s.Position.Column = v.locate(at)
+		if s.Name == "" {
+			s.Name = fmt.Sprintf("%s %d", section, i+1)
+		}
+		kinds := 0
+		for _, set := range []bool{s.Postgres != "", s.Redis != "", s.HTTP != "", s.Run != nil} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			v.errorf(at, "write postgres: DEPENDENCY with sql or sql_file, redis: DEPENDENCY with command, http: \"POST /path\" or run: [PROGRAM, ARGS...]", "%s step %q needs exactly one of postgres, redis, http or run", section, s.Name)
+			continue
+		}
+		// What the step itself uses must be captured by an earlier one.
+		v.checkCaptureRefs(at, made, s.SQL, s.Body, s.HTTP)
+		for k, h := range s.Headers {
+			v.checkCaptureRefs(at+".headers."+k, made, h)
+		}
+		v.checkCaptureRefs(at+".command", made, s.Command...)
+		v.checkCaptureRefs(at+".run", made, s.Run...)
+		for k, e := range s.Env {
+			v.checkCaptureRefs(at+".env."+k, made, e)
+		}
+		switch s.Kind() {
+		case StepSQL:
+			v.validateSQLStep(at, s, deps, pgNames)
+		case StepRedis:
+			v.validateRedisStep(at, s, deps, depNames)
+		case StepRun:
+			v.validateRunStep(at, s)
+		default:
+			v.validateHTTPStep(at, s)
+		}
+		names := make([]string, 0, len(s.Capture))
+		for name := range s.Capture {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			v.validateCapture(at+".capture."+name, s, name, made)
+			made[name] = true
+		}
+	}
+}
+
 // checkCaptureRefs refuses a {capture.NAME} that no earlier setup step
 // captures.
 func (v *validator) checkCaptureRefs(at string, made map[string]bool, ss ...string) {
@@ -376,21 +435,18 @@ func (v *validator) validateCapture(at string, s *SetupStep, name string, made m
 		return
 	}
 	if made[name] {
-		v.errorf(at, "give each capture its own name", "capture %q is made by an earlier setup step already", name)
+		v.errorf(at, "give each capture its own name", "capture %q is made by an earlier step already", name)
 		return
 	}
-	allowed := map[string]string{StepHTTP: "{json.PATH}, {header.NAME} or {regexp.PATTERN}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}"}[s.Kind()]
+	allowed := map[string]string{StepHTTP: "{json.PATH}, {header.NAME} or {regexp.PATTERN}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}", StepRun: "{stdout}"}[s.Kind()]
 	refs := captureSource.FindAllStringSubmatch(tmpl, -1)
 	if len(refs) == 0 || strings.Count(tmpl, "{") != len(refs) {
 		v.errorf(at, "take it from the step's result with "+allowed, "capture %q takes nothing from the step's result: %q", name, tmpl)
 		return
 	}
 	for _, m := range refs {
-		kind := m[1]
-		if kind == "" {
-			kind = "reply"
-		}
-		ok := map[string][]string{StepHTTP: {"json", "header", "regexp"}, StepSQL: {"row"}, StepRedis: {"reply"}}[s.Kind()]
+		kind := captureKind(m)
+		ok := map[string][]string{StepHTTP: {"json", "header", "regexp"}, StepSQL: {"row"}, StepRedis: {"reply"}, StepRun: {"stdout"}}[s.Kind()]
 		if !slices.Contains(ok, kind) {
 			v.errorf(at, "a "+s.Kind()+" step's result is read with "+allowed, "capture %q reads %s, which a %s step does not give", name, m[0], s.Kind())
 			return
@@ -420,12 +476,12 @@ func (v *validator) validateSQLStep(at string, s *SetupStep, deps map[string]*De
 		v.errorf(at+".postgres", hint, "no dependency named %q", s.Postgres)
 		return
 	}
-	if len(s.Command) > 0 || s.Headers != nil || s.Body != "" || len(s.Status) > 0 {
-		v.errorf(at, "an SQL step takes sql or sql_file (and name, capture, timeout)", "setup step %q mixes postgres with fields of another kind of step", s.Name)
+	if len(s.Command) > 0 || s.Headers != nil || s.Body != "" || len(s.Status) > 0 || s.Env != nil {
+		v.errorf(at, "an SQL step takes sql or sql_file (and name, capture, timeout)", "%s %q mixes postgres with fields of another kind of step", stepWord(at), s.Name)
 	}
 	switch {
 	case (s.SQL == "") == (s.SQLFile == ""):
-		v.errorf(at, "write sql: \"INSERT ...\" or sql_file: migrations/", "setup step %q needs exactly one of sql or sql_file", s.Name)
+		v.errorf(at, "write sql: \"INSERT ...\" or sql_file: migrations/", "%s %q needs exactly one of sql or sql_file", stepWord(at), s.Name)
 	case s.SQL != "":
 		file, line, col := v.locate(at + ".sql")
 		s.Scripts = []SQLScript{{File: file, Text: s.SQL, Inline: true, Line: line, Column: col}}
@@ -505,11 +561,11 @@ func (v *validator) validateRedisStep(at string, s *SetupStep, deps map[string]*
 		v.errorf(at+".redis", "Redis steps run against a dependency started with command: [redis-server, ...]", "dependency %q is not a command dependency", s.Redis)
 		return
 	}
-	if s.SQL != "" || s.SQLFile != "" || s.Headers != nil || s.Body != "" || len(s.Status) > 0 {
-		v.errorf(at, "a Redis step takes command (and name, capture, timeout)", "setup step %q mixes redis with fields of another kind of step", s.Name)
+	if s.SQL != "" || s.SQLFile != "" || s.Headers != nil || s.Body != "" || len(s.Status) > 0 || s.Env != nil {
+		v.errorf(at, "a Redis step takes command (and name, capture, timeout)", "%s %q mixes redis with fields of another kind of step", stepWord(at), s.Name)
 	}
 	if len(s.Command) == 0 {
-		v.errorf(at, "write command: [SET, greeting, hello]", "setup step %q has no command", s.Name)
+		v.errorf(at, "write command: [SET, greeting, hello]", "%s %q has no command", stepWord(at), s.Name)
 	}
 }
 
@@ -519,14 +575,74 @@ func (v *validator) validateHTTPStep(at string, s *SetupStep) {
 	if !methods[strings.ToUpper(method)] || !strings.HasPrefix(p, "/") {
 		v.errorf(at+".http", "write a method and a path, such as POST /api/tokens", "bad http %q", s.HTTP)
 	}
-	if s.SQL != "" || s.SQLFile != "" || len(s.Command) > 0 {
-		v.errorf(at, "an HTTP step takes http, headers, body and status (and name, capture, timeout)", "setup step %q mixes http with fields of another kind of step", s.Name)
+	if s.SQL != "" || s.SQLFile != "" || len(s.Command) > 0 || s.Env != nil {
+		v.errorf(at, "an HTTP step takes http, headers, body and status (and name, capture, timeout)", "%s %q mixes http with fields of another kind of step", stepWord(at), s.Name)
 	}
 	for k := range s.Headers {
 		if !headerName.MatchString(k) {
 			v.errorf(at+".headers."+k, "write a header name such as Authorization", "%q is not a header name", k)
 		}
 	}
+}
+
+// validateRunStep checks a step that runs a program: a program named,
+// arguments and environment a program can be given, and the program
+// there (a name in PATH, a path relative to the scenario's directory)
+// unless it is made of captures or the run directory's copy of the
+// scenario is being read again, far from where it ran.
+func (v *validator) validateRunStep(at string, s *SetupStep) {
+	s.Dir = v.dir
+	if s.SQL != "" || s.SQLFile != "" || len(s.Command) > 0 || s.Headers != nil || s.Body != "" || len(s.Status) > 0 {
+		v.errorf(at, "a run step takes run and env (and name, capture, timeout)", "%s %q mixes run with fields of another kind of step", stepWord(at), s.Name)
+	}
+	if len(s.Run) == 0 || strings.TrimSpace(s.Run[0]) == "" {
+		v.errorf(at+".run", "write run: [./scripts/seed.sh, --rows, \"100\"]: the program, then its arguments", "%s %q names no program to run", stepWord(at), s.Name)
+		return
+	}
+	v.checkNUL(at+".run", s.Run...)
+	names := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k == "" || strings.ContainsAny(k, "= \x00") {
+			v.errorf(at+".env", "", "environment variable name %q is not valid", k)
+		}
+		v.checkNUL(at+".env."+k, s.Env[k])
+	}
+	prog := s.Run[0]
+	if v.opts.SkipBodyFiles || strings.Contains(prog, "{capture.") || strings.ContainsRune(prog, 0) {
+		return
+	}
+	if !strings.Contains(prog, "/") {
+		if _, err := exec.LookPath(prog); err != nil {
+			v.errorf(at+".run", "install it, or give its path (./bin/"+prog+", relative to the scenario)", "%s %q runs %s, which is not in PATH", stepWord(at), s.Name, prog)
+		}
+		return
+	}
+	p := prog
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(v.dir, p)
+	}
+	switch st, err := os.Stat(p); {
+	case err != nil:
+		v.errorf(at+".run", "a path is relative to the scenario's directory", "%s %q runs %s, which does not exist", stepWord(at), s.Name, p)
+	case st.IsDir() || st.Mode()&0o111 == 0:
+		v.errorf(at+".run", "make it executable (chmod +x)", "%s %q runs %s, which is not an executable file", stepWord(at), s.Name, p)
+	}
+}
+
+// stepWord names the kind of step written at a path: a setup or a
+// teardown step, or a probe.
+func stepWord(at string) string {
+	switch {
+	case strings.HasPrefix(at, "$.teardown"):
+		return "teardown step"
+	case strings.HasPrefix(at, "$.probes"):
+		return "probe"
+	}
+	return "setup step"
 }
 
 // RedisPassword says whether dependency name is given its

@@ -132,7 +132,7 @@ func TestSetupMistakesAreRefusedWithTheirPlace(t *testing.T) {
 			"setup.yaml:13:30: cannot read sql_file",
 		}},
 		{"two kinds in one step", `  - {postgres: db, http: GET /, capture: {token: "{row.x}"}}`, []string{
-			"setup.yaml:13:5: setup step \"setup 1\" needs exactly one of postgres, redis or http",
+			"setup.yaml:13:5: setup step \"setup 1\" needs exactly one of postgres, redis, http or run",
 		}},
 		{"a capture the step cannot give", `  - {http: POST /login, capture: {token: "{row.token}"}}`, []string{
 			`capture "token" reads {row.token}, which a http step does not give`,
@@ -315,5 +315,99 @@ func TestProbes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s:\n got %v\nwant %s", tt.probes, err, tt.want)
 		}
+	}
+}
+
+func TestTeardownAndRunSteps(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "seed.sh"), []byte("#!/bin/sh\necho 42\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := parseSetup(t, dir, `  - {http: POST /login, capture: {token: "{json.token}"}}
+  - name: seed
+    run: [./seed.sh, "{capture.token}"]
+    env: {TOKEN: "{capture.token}"}
+    capture: {rows: "{stdout}"}
+teardown:
+  - {postgres: db, sql: "TRUNCATE t WHERE n = {capture.rows}"}
+  - {run: [sh, -c, "exit 0"], capture: {done: "{stdout}"}}
+  - {redis: cache, command: [DEL, "{capture.done}"]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := sc.Setup[1]; s.Kind() != StepRun || s.Dir != dir {
+		t.Errorf("run step: kind %s, dir %q; want run in %q", s.Kind(), s.Dir, dir)
+	}
+	if n := sc.BeforeTarget(); n != 0 {
+		t.Errorf("BeforeTarget = %d, want 0", n)
+	}
+	td := sc.Teardown
+	if len(td) != 3 || td[0].Name != "teardown 1" || td[0].Kind() != StepSQL || td[1].Kind() != StepRun || td[2].Kind() != StepRedis {
+		t.Fatalf("teardown steps: %+v", td)
+	}
+	if p := td[0].Position; p.Line != 19 || p.Column != 5 {
+		t.Errorf("teardown 1 is at %d:%d, want 19:5", p.Line, p.Column)
+	}
+	got, err := CaptureFrom("{stdout}", func(kind, _ string) (string, bool) { return "out", kind == "stdout" })
+	if err != nil || got != "out" {
+		t.Errorf("CaptureFrom({stdout}) = %q, %v", got, err)
+	}
+}
+
+func TestTeardownAndRunMistakesAreRefusedWithTheirPlace(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	login := `  - {http: POST /login, capture: {token: "{json.token}"}}
+`
+	tests := []struct {
+		name, setup string
+		want        []string
+	}{
+		{"an empty argv", login + `  - {run: []}`, []string{`setup.yaml:14:11: setup step "setup 2" names no program to run`}},
+		{"an empty program", login + `  - {run: [""]}`, []string{`setup step "setup 2" names no program to run`}},
+		{"a NUL byte", login + `  - {run: [echo, "a\0b"]}`, []string{`setup.yaml:14:18: "a\x00b" holds a NUL character`}},
+		{"a NUL byte in env", login + `  - {run: [echo], env: {A: "a\0b"}}`, []string{`"a\x00b" holds a NUL character`}},
+		{"a bad env name", login + `  - {run: [echo], env: {"A=B": x}}`, []string{`environment variable name "A=B" is not valid`}},
+		{"a program not in PATH", login + `  - {run: [no-such-program-chaoskit]}`, []string{`setup step "setup 2" runs no-such-program-chaoskit, which is not in PATH`}},
+		{"a path that is not there", login + `  - {run: [./missing.sh]}`, []string{`runs ` + filepath.Join(dir, "missing.sh") + `, which does not exist`}},
+		{"a file that is not executable", login + `  - {run: [./notes.txt]}`, []string{`which is not an executable file`}},
+		{"run with sql", login + `  - {run: [echo], sql: "SELECT 1"}`, []string{`setup.yaml:14:5: setup step "setup 2" mixes run with fields of another kind of step`}},
+		{"run with http", login + `  - {run: [echo], http: GET /}`, []string{`setup.yaml:14:5: setup step "setup 2" needs exactly one of postgres, redis, http or run`}},
+		{"run with a body", login + `  - {run: [echo], body: x}`, []string{`setup step "setup 2" mixes run with fields of another kind of step`}},
+		{"a run capture of json", login + `  - {run: [echo], capture: {x: "{json.x}"}}`, []string{`capture "x" reads {json.x}, which a run step does not give`}},
+		{"stdout of an http step", login + `  - {http: GET /, capture: {x: "{stdout}"}}`, []string{`capture "x" reads {stdout}, which a http step does not give`}},
+		{"a teardown capture used before it is made", login + `teardown:
+  - {run: [echo, "{capture.later}"]}
+  - {run: [echo], capture: {later: "{stdout}"}}`, []string{`setup.yaml:15:11: {capture.later} is used before any setup step captures it`}},
+		{"a teardown capture the load uses", `  []
+teardown:
+  - {run: [echo], capture: {token: "{stdout}"}}`, []string{`setup.yaml:20:32: {capture.token} is used before any setup step captures it`}},
+		{"a teardown step of two kinds", login + `teardown:
+  - {run: [echo], http: GET /}`, []string{`setup.yaml:15:5: teardown step "teardown 1" needs exactly one of postgres, redis, http or run`}},
+		{"a teardown step on an unknown dependency", login + `teardown:
+  - {postgres: dbb, sql: "TRUNCATE t"}`, []string{`setup.yaml:15:16: no dependency named "dbb" (did you mean "db"?)`}},
+		{"a teardown capture that setup made", login + `teardown:
+  - {run: [echo], capture: {token: "{stdout}"}}`, []string{`capture "token" is made by an earlier step already`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseSetup(t, dir, tt.setup)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("no %q in\n%v", w, err)
+				}
+			}
+		})
 	}
 }

@@ -170,6 +170,10 @@ type run struct {
 	passwords map[string]string
 	// captures are the values the setup steps captured ({capture.NAME}).
 	captures plan.Captures
+	// tearDown says the setup has begun, so the teardown steps run on
+	// every way out; targetUp that the target became ready, so the HTTP
+	// ones can.
+	tearDown, targetUp bool
 	// tls is how the run speaks TLS to the target (target.tls).
 	tls targetTLS
 	// grpc is the connection to target.grpc, when a phase calls it.
@@ -285,6 +289,14 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		if rbErr := r.faults.rollback(); rbErr != nil && (err == nil || errors.Is(err, ErrInterrupted)) {
 			err = rbErr
 		}
+		// Teardown runs with every fault off and before anything it may
+		// need (the target, the dependencies) is stopped. Its failure is
+		// the run's error only when nothing else went wrong first.
+		if r.tearDown {
+			if tErr := r.runTeardown(ctx); tErr != nil && err == nil {
+				err = tErr
+			}
+		}
 		r.grpc.close()
 		r.stopTarget(ctx)
 		r.removeTLS()
@@ -320,7 +332,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		return res, r.stopped(ctx, err)
 	}
 	// Setup steps on the dependencies run before the target starts: it
-	// may read what they seed when it starts.
+	// may read what they seed when it starts. From here on, the teardown
+	// runs on every way out.
+	r.tearDown = true
 	if err := r.runSetup(ctx, 0, sc.BeforeTarget()); err != nil {
 		return res, r.stopped(ctx, err)
 	}
@@ -332,6 +346,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	if err != nil {
 		return res, r.stopped(ctx, err)
 	}
+	r.targetUp = true
 	r.tl.Meta.Target, r.tl.Meta.BaseURL, r.tl.Meta.Control = tgt.desc, tgt.baseURL, tgt.controlAddr
 	r.rw = timeline.NewRequestWriter(qf, tgt.baseURL)
 	if err := r.tw.Meta(r.tl.Meta); err != nil {

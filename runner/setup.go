@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -30,57 +32,8 @@ func (r *run) runSetup(ctx context.Context, from, to int) error {
 	}
 	for i := from; i < to; i++ {
 		s := &r.sc.Setup[i]
-		sctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
 		start := time.Now()
-		var (
-			got map[string]string
-			err error
-		)
-		lookup := func(kind, name string) (string, bool) { v, ok := got[kind+"."+name]; return v, ok }
-		switch s.Kind() {
-		case plan.StepSQL:
-			got, err = r.setupSQL(sctx, s)
-		case plan.StepRedis:
-			got, err = r.setupRedis(sctx, s)
-			lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
-		default:
-			var resp *setupResponse
-			resp, err = r.setupHTTP(sctx, s)
-			if resp != nil {
-				lookup = resp.lookup
-			}
-		}
-		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
-		cancel()
-		if err != nil && timedOut {
-			err = fmt.Errorf("did not finish within %v: %v", s.StepTimeout(), err)
-		}
-		var captured []string
-		if err == nil {
-			names := make([]string, 0, len(s.Capture))
-			for name := range s.Capture {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			for _, name := range names {
-				v, cerr := plan.CaptureFrom(s.Capture[name], lookup)
-				if cerr != nil {
-					err = fmt.Errorf("capture %s: %v", name, cerr)
-					break
-				}
-				r.captures[name] = v
-				captured = append(captured, name)
-			}
-		}
-		data := map[string]any{"kind": s.Kind(), "duration_ns": int64(time.Since(start))}
-		if len(captured) > 0 {
-			data["captured"] = captured
-		}
-		if err != nil {
-			data["error"] = err.Error()
-		}
-		r.event(timeline.Event{Time: start, Kind: timeline.Setup, Message: s.Name, Data: data})
-		if err != nil {
+		if err := r.runStep(ctx, timeline.Setup, i, s); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -93,6 +46,144 @@ func (r *run) runSetup(ctx context.Context, from, to int) error {
 		fmt.Fprintf(r.opts.Log, "  setup %-20s %v\n", s.Name, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// runTeardown runs every teardown step in order, each bounded by its own
+// timeout and none cut short by the run's context: it runs when the run
+// was interrupted too, and a second Ctrl-C (which exits at once) is the
+// way to stop it. A step whose dependency or target never started, or
+// that uses a capture the setup never made, is recorded as skipped. A
+// step that fails does not stop the others: teardown is cleanup, and each
+// step cleans what it can. The error names the first step that failed.
+func (r *run) runTeardown(ctx context.Context) error {
+	if len(r.sc.Teardown) == 0 {
+		return nil
+	}
+	if r.captures == nil {
+		r.captures = plan.Captures{}
+	}
+	ctx = context.WithoutCancel(ctx)
+	var first error
+	for i := range r.sc.Teardown {
+		s := &r.sc.Teardown[i]
+		if why := r.cannotRun(s); why != "" {
+			r.event(timeline.Event{Kind: timeline.Teardown, Message: s.Name, Data: map[string]any{"kind": s.Kind(), "skipped": why}})
+			fmt.Fprintf(r.opts.Log, "  teardown %-17s skipped: %s\n", s.Name, why)
+			continue
+		}
+		start := time.Now()
+		if err := r.runStep(ctx, timeline.Teardown, i, s); err != nil {
+			fmt.Fprintf(r.opts.Log, "  teardown %-17s failed: %v\n", s.Name, err)
+			if first == nil {
+				var ie *InfraError
+				if errors.As(err, &ie) {
+					first = ie
+				} else {
+					first = infra(fmt.Sprintf("%s: teardown step %q failed: %v", s.Position, s.Name, err), "fix the step, or what it runs against", nil)
+				}
+			}
+			continue
+		}
+		fmt.Fprintf(r.opts.Log, "  teardown %-17s %v\n", s.Name, time.Since(start).Round(time.Millisecond))
+	}
+	return first
+}
+
+// cannotRun says why a teardown step cannot run, or "": its dependency or
+// the target never started, or a capture it uses was never made (the
+// setup stopped before).
+func (r *run) cannotRun(s *plan.SetupStep) string {
+	switch s.Kind() {
+	case plan.StepSQL, plan.StepRedis:
+		name := s.Postgres + s.Redis
+		if _, err := r.depByName(name); err != nil {
+			return "dependency " + name + " never started"
+		}
+	case plan.StepHTTP:
+		if !r.targetUp {
+			return "the target never became ready"
+		}
+	}
+	fields := append([]string{s.SQL, s.Body, s.HTTP}, s.Command...)
+	fields = append(fields, s.Run...)
+	for _, v := range s.Headers {
+		fields = append(fields, v)
+	}
+	for _, v := range s.Env {
+		fields = append(fields, v)
+	}
+	for _, sc := range s.Scripts {
+		fields = append(fields, sc.Text)
+	}
+	for _, f := range fields {
+		if f = r.captures.Fill(f); strings.Contains(f, "{capture.") {
+			return "it uses a capture the setup never made: " + captureRef.FindString(f)
+		}
+	}
+	return ""
+}
+
+// captureRef finds a {capture.NAME} left unfilled.
+var captureRef = regexp.MustCompile(`\{capture\.[A-Za-z_][A-Za-z0-9_]*\}`)
+
+// runStep runs step i of the setup or the teardown (kind says which) and
+// takes its captures, and records it on the timeline with the time it
+// took and, when it failed, why.
+func (r *run) runStep(ctx context.Context, kind timeline.EventKind, i int, s *plan.SetupStep) error {
+	sctx, cancel := context.WithTimeout(ctx, s.StepTimeout())
+	start := time.Now()
+	var (
+		got map[string]string
+		err error
+	)
+	lookup := func(kind, name string) (string, bool) { v, ok := got[kind+"."+name]; return v, ok }
+	switch s.Kind() {
+	case plan.StepSQL:
+		got, err = r.setupSQL(sctx, s)
+	case plan.StepRedis:
+		got, err = r.setupRedis(sctx, s)
+		lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
+	case plan.StepRun:
+		got, err = r.setupRun(sctx, string(kind), i, s)
+		lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
+	default:
+		var resp *setupResponse
+		resp, err = r.setupHTTP(sctx, s)
+		if resp != nil {
+			lookup = resp.lookup
+		}
+	}
+	timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	if err != nil && timedOut {
+		err = fmt.Errorf("did not finish within %v: %v", s.StepTimeout(), err)
+	}
+	var captured []string
+	if err == nil {
+		names := make([]string, 0, len(s.Capture))
+		for name := range s.Capture {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			v, cerr := plan.CaptureFrom(s.Capture[name], lookup)
+			if cerr != nil {
+				err = fmt.Errorf("capture %s: %v", name, cerr)
+				break
+			}
+			r.captures[name] = v
+			captured = append(captured, name)
+		}
+	}
+	data := map[string]any{"kind": s.Kind(), "duration_ns": int64(time.Since(start))}
+	if len(captured) > 0 {
+		data["captured"] = captured
+	}
+	if err != nil {
+		data["error"] = err.Error()
+	}
+	r.event(timeline.Event{Time: start, Kind: kind, Message: s.Name, Data: data})
+	return err
 }
 
 // depByName is the started dependency called name.
@@ -380,4 +471,73 @@ func managedClients() (depclients.Clients, error) {
 	}
 	return nil, infra("this program has no PostgreSQL or Redis client for the dependencies chaoskit starts",
 		`import _ "`+depclients.Import+`" in it (chaoskit's CLI does)`, nil)
+}
+
+// StepsDir is the folder of the run directory that keeps the output of
+// the setup and teardown steps that run a program: setup-N.stdout,
+// setup-N.stderr, teardown-N.stdout and teardown-N.stderr.
+const StepsDir = "steps"
+
+// setupRun runs a step's program below a supervisor, as the target runs
+// (see supervisorEnv): when the step's context ends (its timeout, the
+// run stopping) the program and every process it started are killed, and
+// a chaoskit killed with SIGKILL takes them with it. The program gets the
+// dependencies' ports in {port:NAME} and their passwords in its
+// environment as the target does. It returns what it printed on stdout
+// (at most plan.MaxStepOutput bytes, trimmed) as "stdout".
+func (r *run) setupRun(ctx context.Context, section string, i int, s *plan.SetupStep) (map[string]string, error) {
+	argv := make([]string, len(s.Run))
+	for j, a := range s.Run {
+		argv[j] = plan.FillPorts(r.captures.Fill(a), r.ports)
+	}
+	argv0, err := resolveProgram(argv[0], s.Dir)
+	if err != nil {
+		return nil, err
+	}
+	argv[0] = argv0
+	env := r.passwordEnv()
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+plan.FillPorts(r.captures.Fill(s.Env[k]), r.ports))
+	}
+	dir := filepath.Join(r.dir, StepsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dir, fmt.Sprintf("%s-%d", section, i+1))
+	p, err := startProcessWith(argv, env, s.Dir, out+".stdout", out+".stderr", startOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if !p.subreaper {
+		fmt.Fprintln(r.opts.Log, "  note: the kernel refused PR_SET_CHILD_SUBREAPER: processes a step's program starts that leave its process group may outlive it")
+	}
+	show := strings.Join(r.masked(s.Run), " ")
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.kill()
+		return nil, fmt.Errorf("%s: killed with every process it started (%v); its output: %s", show, context.Cause(ctx), lastLinesOf(p.output.String(), 10))
+	}
+	if p.err != nil {
+		return nil, fmt.Errorf("%s: %v; its output: %s", show, p.err, lastLinesOf(p.output.String(), 10))
+	}
+	f, err := os.Open(out + ".stdout")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, plan.MaxStepOutput))
+	if err != nil {
+		return nil, err
+	}
+	got := map[string]string{}
+	if v := strings.TrimSpace(string(data)); v != "" {
+		got["stdout"] = v
+	}
+	return got, nil
 }

@@ -127,6 +127,11 @@ const (
 	// (duration_ns), the names it captured (never their values) and, when
 	// it failed, the error.
 	Setup EventKind = "setup"
+	// Teardown records one teardown step, run after the last phase or
+	// when the run stopped early: Data as Setup's, and "skipped" with the
+	// reason for a step that could not run (its dependency or the target
+	// never started, a capture it uses was never made).
+	Teardown EventKind = "teardown"
 	// Probe is one reading of a scenario's probe (an SQL query, a Redis
 	// command or an HTTP GET that gives a number): Message is the probe's
 	// name, Data its value ("value") or why it could not be read
