@@ -26,14 +26,14 @@ const (
 // nothing else.
 var runFiles = []string{
 	timeline.FileName, timeline.RequestsFile, ResultsFile, FaultRecord, SummaryFile, ScenarioCopy, plan.CopyIncludeDir,
-	TargetStdout, TargetStderr, DepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
+	TargetStdout, TargetStderr, DepsDir, StepsDir, ProxyLog, FaultRecord + ".tmp", SummaryFile + ".tmp",
 	"report.json", "junit.xml", "report.md", "report.html",
 }
 
 // isRunFile says whether name is an entry chaoskit writes in a run
 // directory.
 func isRunFile(name string, isDir bool) bool {
-	return slices.Contains(runFiles, name) && isDir == (name == plan.CopyIncludeDir || name == DepsDir)
+	return slices.Contains(runFiles, name) && isDir == (name == plan.CopyIncludeDir || name == DepsDir || name == StepsDir)
 }
 
 // IsRunDir reports whether dir is a run directory chaoskit made: it

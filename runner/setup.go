@@ -505,8 +505,13 @@ func (r *run) setupRun(ctx context.Context, section string, i int, s *plan.Setup
 		env = append(env, k+"="+plan.FillPorts(r.captures.Fill(s.Env[k]), r.ports))
 	}
 	dir := filepath.Join(r.dir, StepsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
+	}
+	// steps/ is removed with an earlier run's files; anything else there
+	// now, a link above all, is not chaoskit's to write through.
+	if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("will not write the step's output into %s: it is not a directory chaoskit made", dir)
 	}
 	out := filepath.Join(dir, fmt.Sprintf("%s-%d", section, i+1))
 	p, err := startProcessWith(argv, env, s.Dir, out+".stdout", out+".stderr", startOptions{})
