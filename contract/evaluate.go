@@ -99,15 +99,16 @@ func (j *judged) verdict() Verdict {
 	}
 	// Requests the window selects that stopped chains never sent: a pass
 	// over the rest is unknown, a fail of the rest stands; either way the
-	// verdict says what was lost.
+	// verdict says what was lost, in its reason or in a note.
 	if lost, why := w.chainLosses(); lost > 0 {
 		note := chainNote(lost, why)
-		v.Notes = append(v.Notes, note)
 		switch v.Outcome {
 		case Pass:
 			v.Outcome, v.Reason = Inconclusive, note
 		case Inconclusive:
 			v.Reason += "; " + note
+		default:
+			v.Notes = append(v.Notes, note)
 		}
 	}
 	if d := v.decisive(); d != nil {
