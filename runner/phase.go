@@ -275,6 +275,7 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 	if chains != nil {
 		f := chains.figures()
 		r.summary.Phases[len(r.summary.Phases)-1].Chains = f
+		fmt.Fprintf(r.opts.Log, "      chains: %d iterations started, %d cut by the phase's end, %d stopped\n", f.Iterations, f.Cut, f.Stopped)
 		for _, stop := range f.Stops {
 			fmt.Fprintln(r.opts.Log, "      "+stop)
 		}
