@@ -143,6 +143,58 @@ func TestPendingSurviveReopen(t *testing.T) {
 	}
 }
 
+// An entry the store took before the process ended is not replayed by the
+// next Open: its completion record is read back with it, and only the
+// entries still waiting come back pending.
+func TestStoredEntriesStayStoredAcrossReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q")
+	st := &store{}
+	bTried := make(chan struct{}, 1)
+	q, err := writebehind.Open(writebehind.Settings{
+		Path: path, RetryEvery: time.Hour,
+		Apply: func(ctx context.Context, e writebehind.Entry) error {
+			if e.Key == "b" {
+				// a is stored and its completion written before b is tried.
+				select {
+				case bTried <- struct{}{}:
+				default:
+				}
+				return errDown
+			}
+			return st.apply(ctx, e)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Enqueue("a", []byte("a"))
+	q.Enqueue("b", []byte("b"))
+	select {
+	case <-bTried:
+	case <-time.After(5 * time.Second):
+		q.Close()
+		t.Fatalf("b was never tried: %+v", q.Snapshot())
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.stored(); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("stored before the reopen %v, want a", got)
+	}
+	after := &store{}
+	after.down.Store(true) // nothing is replayed before the count below
+	q = open(t, path, after, 0)
+	defer q.Close()
+	if n := q.Pending(); n != 1 {
+		t.Fatalf("reopened with %d pending, want 1 (b)", n)
+	}
+	after.down.Store(false)
+	flush(t, q)
+	if got := after.stored(); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("stored after the reopen %v, want b only", got)
+	}
+}
+
 // A malformed record in the middle of the file is refused with its line.
 func TestCorruptFileIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q")
