@@ -82,7 +82,7 @@ func (a *chainAttack) iterate(ctx context.Context, it *plan.Iteration, end time.
 				return
 			}
 		}
-		if i > 0 && !time.Now().Before(end) {
+		if i > 0 && (!time.Now().Before(end) || a.stopped()) {
 			a.cut.Add(1)
 			return
 		}
@@ -95,6 +95,16 @@ func (a *chainAttack) iterate(ctx context.Context, it *plan.Iteration, end time.
 		}
 		it.Take(i, int(res.Code), res.Headers, res.Body)
 		results <- res
+	}
+}
+
+// stopped says whether Stop was called.
+func (a *chainAttack) stopped() bool {
+	select {
+	case <-a.stopch:
+		return true
+	default:
+		return false
 	}
 }
 
