@@ -208,6 +208,43 @@ func TestCopyKeepsIncludesFromIncludeDirs(t *testing.T) {
 	}
 }
 
+// TestSaveCopyNeverWritesThroughALink: a link planted in a run directory
+// under the name of the scenario copy or of its include directory makes
+// SaveCopy fail; what the link points to is left as it was.
+func TestSaveCopyNeverWritesThroughALink(t *testing.T) {
+	dir := writeTree(t, map[string]string{"s.yaml": including, "common.yaml": common})
+	sc, err := LoadFile(filepath.Join(dir, "s.yaml"), demoCatalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{CopyFile, CopyIncludeDir} {
+		t.Run(name, func(t *testing.T) {
+			victim := t.TempDir()
+			victimFile := filepath.Join(victim, "file")
+			if err := os.WriteFile(victimFile, []byte("theirs"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			to := victimFile
+			if name == CopyIncludeDir {
+				to = victim
+			}
+			run := t.TempDir()
+			if err := os.Symlink(to, filepath.Join(run, name)); err != nil {
+				t.Fatal(err)
+			}
+			if err := SaveCopy(run, sc); err == nil {
+				t.Errorf("SaveCopy wrote with %s a link", name)
+			}
+			if data, err := os.ReadFile(victimFile); err != nil || string(data) != "theirs" {
+				t.Errorf("the file the link points to: %q, %v", data, err)
+			}
+			if entries, _ := os.ReadDir(victim); len(entries) != 1 {
+				t.Errorf("files written where the link points: %v", entries)
+			}
+		})
+	}
+}
+
 // TestACopyIsDataNeverAPointer: a run directory's scenario copy loads only
 // as the run saved it (its SHA-256 and its includes'), from the run
 // directory itself: an edited copy or include is refused, a link in place
