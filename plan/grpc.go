@@ -34,6 +34,13 @@ type GRPCTarget struct {
 	// Without it chaoskit asks the running server for the descriptors by
 	// server reflection (grpc.reflection.v1).
 	DescriptorSet string `yaml:"descriptor_set"`
+	// Health is the service name a target without url is asked about by
+	// the standard health protocol (grpc.health.v1.Health/Check) until it
+	// answers SERVING, within target.ready.timeout; default "", the
+	// server as a whole. A server that does not serve the health protocol
+	// (it answers UNIMPLEMENTED) is ready once it accepts a TCP
+	// connection. A target with url is ready by its HTTP check instead.
+	Health string `yaml:"health"`
 
 	// Files are the descriptors read from DescriptorSet, filled in by
 	// validation; nil when the server is asked by reflection.
@@ -98,6 +105,72 @@ func (m *GRPCMessage) UnmarshalYAML(n ast.Node) error {
 	return nil
 }
 
+// GRPCOnly says whether the target is a gRPC service with no HTTP url:
+// it is ready by the gRPC health protocol, and nothing is sent to it over
+// HTTP.
+func (t *Target) GRPCOnly() bool { return t.GRPC != nil && t.URL == "" && t.Demo == nil }
+
+// validateGRPCOnly refuses, where it is written, what needs an HTTP
+// target in a scenario whose target has no url: HTTP requests and
+// chains in the load, HTTP setup, teardown and probe steps, write
+// read-backs, and the state and metrics endpoints.
+func (v *validator) validateGRPCOnly() {
+	sc := v.sc
+	if !sc.Target.GRPCOnly() {
+		return
+	}
+	const hint = "add target.url, where the service serves HTTP, or remove it: a gRPC-only target is sent gRPC calls only"
+	refuse := func(at, what string) {
+		v.errorf(at, hint, "%s needs an HTTP target, and target has no url", what)
+	}
+	loads := []struct {
+		at string
+		l  *Load
+	}{{"$.load", &sc.Load}}
+	for i := range sc.Phases {
+		if sc.Phases[i].Load != nil {
+			loads = append(loads, struct {
+				at string
+				l  *Load
+			}{fmt.Sprintf("$.phases[%d].load", i), sc.Phases[i].Load})
+		}
+	}
+	for _, l := range loads {
+		for j, r := range l.l.Requests {
+			switch {
+			case len(r.Chain) > 0:
+				refuse(fmt.Sprintf("%s.requests[%d].chain", l.at, j), "a chain of HTTP requests")
+			case r.GRPC == nil:
+				refuse(fmt.Sprintf("%s.requests[%d]", l.at, j), "an HTTP request")
+			}
+		}
+	}
+	for _, steps := range []struct {
+		section string
+		steps   []SetupStep
+	}{{"setup", sc.Setup}, {"teardown", sc.Teardown}} {
+		for i := range steps.steps {
+			if s := &steps.steps[i]; s.Kind() == StepHTTP && s.HTTP != "" {
+				refuse(fmt.Sprintf("$.%s[%d].http", steps.section, i), fmt.Sprintf("%s step %q", steps.section, s.Name))
+			}
+		}
+	}
+	for i := range sc.Probes {
+		if sc.Probes[i].HTTP != "" {
+			refuse(fmt.Sprintf("$.probes[%d].http", i), fmt.Sprintf("probe %q", sc.Probes[i].Name))
+		}
+	}
+	if len(sc.Writes) > 0 {
+		refuse("$.writes", "reading writes back")
+	}
+	if sc.Target.State != nil {
+		refuse("$.target.state", "the state endpoint")
+	}
+	if sc.Target.Metrics != nil {
+		refuse("$.target.metrics", "the metrics endpoint")
+	}
+}
+
 // MaxDescriptorSet bounds the descriptor set file a scenario names.
 const MaxDescriptorSet = 16 << 20
 
@@ -114,6 +187,7 @@ func (v *validator) validateGRPCTarget() {
 	if g == nil {
 		return
 	}
+	v.checkNUL("$.target.grpc.health", g.Health)
 	if v.sc.Target.Demo != nil {
 		v.errorf("$.target.grpc", "load a gRPC service with target.command or target.url", "the demo target serves no gRPC for load")
 	}

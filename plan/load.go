@@ -689,6 +689,7 @@ func (v *validator) validate() {
 		c.Position.File, c.Position.Line, c.Position.Column = v.locate(fmt.Sprintf("$.contracts[%d]", i))
 	}
 	v.validateSetup()
+	v.validateGRPCOnly()
 	v.metricNames()
 	v.validatePrometheus()
 	if g := sc.Target.GRPC; g != nil && g.Files != nil && len(v.errs) == 0 {
@@ -740,7 +741,7 @@ func (v *validator) checkRate(at string, p *Phase) bool {
 func (v *validator) validateTarget() {
 	t := &v.sc.Target
 	kinds := 0
-	for _, set := range []bool{t.Demo != nil, t.Command != nil, t.URL != "" && t.Command == nil} {
+	for _, set := range []bool{t.Demo != nil, t.Command != nil, (t.URL != "" || t.GRPC != nil) && t.Command == nil} {
 		if set {
 			kinds++
 		}
@@ -780,8 +781,8 @@ func (v *validator) validateTarget() {
 		switch {
 		case len(c.Argv) == 0 || strings.TrimSpace(c.Argv[0]) == "":
 			v.errorf("$.target.command.argv", "write command: {argv: [./bin/server, --listen, \"127.0.0.1:{port}\"]}", "command has no argv")
-		case t.URL == "":
-			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command", "target.command needs a url: where the started service listens")
+		case t.URL == "" && t.GRPC == nil:
+			v.errorf("$.target.command", "add url: http://127.0.0.1:{port} and pass {port} to the command (or grpc: {address: ...} for a gRPC-only service)", "target.command needs a url: where the started service listens")
 		}
 		v.checkNUL("$.target.command.argv", c.Argv...)
 		v.checkNUL("$.target.command.dir", c.Dir)

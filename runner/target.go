@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
@@ -41,6 +42,12 @@ type target struct {
 	hitsURL string
 	proc    *process
 	client  *http.Client
+	// reach says where a target chaoskit does not start may be, for the
+	// dialers of a gRPC-only target's readiness.
+	reach *reach.Policy
+	// noHealth is noted once: a gRPC-only target that serves no health
+	// service was found ready by a TCP connect.
+	noHealth bool
 	// argv, env and dir start the process again on the same address.
 	argv, env []string
 	dir       string
@@ -53,7 +60,7 @@ const startAttempts = 3
 // startTarget brings the scenario's target up and waits until it is ready.
 func (r *run) startTarget(ctx context.Context) (*target, error) {
 	spec := r.sc.Target
-	t := &target{spec: spec, client: r.targetClient(controlTimeout)}
+	t := &target{spec: spec, client: r.targetClient(controlTimeout), reach: r.sc.Reach}
 	var err error
 	if spec.Demo != nil || spec.Command != nil {
 		if t.token, err = newControlToken(); err != nil {
@@ -74,12 +81,18 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 		t.baseURL = strings.TrimRight(spec.URL, "/")
 		if spec.GRPC != nil {
 			t.grpcAddr = spec.GRPC.Address
+			if spec.URL == "" {
+				t.desc = "grpc://" + t.grpcAddr
+			}
 		}
 		if spec.Failpoints != "" {
 			t.setControl(spec.Failpoints)
 		}
-		t.hitsURL = t.baseURL + spec.Hits
+		t.setHits()
 		err = t.waitReady(ctx, nil)
+	}
+	if t.noHealth {
+		fmt.Fprintf(r.opts.Log, "  note: the gRPC server at %s answers UNIMPLEMENTED to grpc.health.v1.Health/Check: it was taken as ready once it accepted a TCP connection\n", t.grpcAddr)
 	}
 	if err == nil && t.control != nil && t.openControl(ctx) {
 		fmt.Fprintf(r.opts.Log, "  note: the failpoint control endpoint %s answers without a token: any user of this machine can switch faults in the service during the run (serve it with github.com/chaoskit/chaoskit/inject, which requires the run's token; see docs/scenarios.md)\n", t.controlAddr)
@@ -94,6 +107,15 @@ func (t *target) openControl(ctx context.Context) bool {
 	anon := &inject.HTTPController{Base: t.controlAddr, Client: t.client}
 	_, err := anon.Active(ctx)
 	return err == nil
+}
+
+// setHits sets where the target's fault-hit report is read: nowhere for
+// a gRPC-only target, which serves no HTTP.
+func (t *target) setHits() {
+	t.hitsURL = ""
+	if t.baseURL != "" {
+		t.hitsURL = t.baseURL + t.spec.Hits
+	}
 }
 
 func (t *target) setControl(addr string) {
@@ -240,7 +262,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if spec.GRPC != nil {
 			t.grpcAddr = spec.GRPC.Address
 		}
-		t.hitsURL = t.baseURL + spec.Hits
+		t.setHits()
 		if spec.Failpoints != "" {
 			t.setControl(spec.Failpoints)
 		}
@@ -351,6 +373,7 @@ func checkFixedPorts(orig, filled plan.Target) error {
 	for _, c := range []struct{ orig, filled, field string }{
 		{orig.URL, filled.URL, "url"},
 		{orig.Failpoints, filled.Failpoints, "failpoints"},
+		{grpcAddress(orig), grpcAddress(filled), "grpc.address"},
 	} {
 		if c.orig == "" || c.orig != c.filled {
 			continue // empty, or a port chaoskit chose
@@ -364,6 +387,14 @@ func checkFixedPorts(orig, filled plan.Target) error {
 		l.Close()
 	}
 	return nil
+}
+
+// grpcAddress is a target's gRPC address, or "".
+func grpcAddress(t plan.Target) string {
+	if t.GRPC == nil {
+		return ""
+	}
+	return t.GRPC.Address
 }
 
 // hostPort returns the host:port of a URL or host:port string.
@@ -401,11 +432,22 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 		done = proc.done
 	}
 	url := t.baseURL + t.spec.Ready.Path
+	probe := func() error { return t.probe(ctx, url, t.spec.Ready.Status) }
+	if t.baseURL == "" && t.grpcAddr != "" {
+		// A gRPC-only target: the health protocol, or a TCP connect.
+		h := newGRPCHealth(t.grpcAddr, t.spec.GRPC.Health, t.reach)
+		defer h.close()
+		probe = func() error {
+			err := h.check(ctx)
+			t.noHealth = err == nil && h.fellBack
+			return err
+		}
+	}
 	tick := time.NewTicker(readyPoll)
 	defer tick.Stop()
 	controlDown := false
 	for {
-		last := t.probe(ctx, url, t.spec.Ready.Status)
+		last := probe()
 		controlDown = false
 		if last == nil && t.control != nil {
 			if _, err := t.control.Active(ctx); err != nil {
@@ -429,6 +471,9 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 			return infra("the target exited before it was ready ("+proc.exitDescription()+")", "see target.stderr in the run directory", nil)
 		case <-deadline.C:
 			hint := "check target.ready (path, status, timeout) and that the service listens at target.url"
+			if t.baseURL == "" {
+				hint = "check target.ready.timeout, target.grpc.health and that the service serves gRPC at target.grpc.address"
+			}
 			if controlDown && t.proc != nil {
 				// The service answers but serves no control endpoint.
 				hint = "a service chaoskit starts serves its failpoint control endpoint when it imports github.com/chaoskit/chaoskit/inject (which reads " + inject.ControlEnv + "); one on pingcap/failpoint alone needs GO_FAILPOINTS_HTTP in command.env (see \"The failpoint control endpoint\" in docs/scenarios.md)"
@@ -470,6 +515,9 @@ func (t *target) probe(ctx context.Context, url string, status int) error {
 // hits reads the target's fault-hit report; ok is false when the target
 // does not serve one.
 func (t *target) hits(ctx context.Context) (rep inject.HitsReport, ok bool, err error) {
+	if t.hitsURL == "" {
+		return rep, false, nil
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.hitsURL, nil)
 	if err != nil {
 		return rep, false, err

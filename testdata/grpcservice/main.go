@@ -1,6 +1,10 @@
 // Command grpcservice is a small gRPC service for chaoskit's tests, not the
 // demo: one unary method, fixture.Items/GetItem, with server reflection
-// registered, and GET /healthz over HTTP for readiness. Its messages are
+// and the standard health service (grpc.health.v1, SERVING for "" and
+// fixture.Items) registered, and GET /healthz over HTTP for readiness.
+// With --listen "" it serves no HTTP at all (a gRPC-only service); with
+// --no-health it registers no health service, so Health/Check answers
+// UNIMPLEMENTED. Its messages are
 // defined here as descriptors (no generated code):
 //
 //	message GetItemRequest { int32 id = 1; }
@@ -24,6 +28,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
@@ -58,7 +64,8 @@ var fileProto = &descriptorpb.FileDescriptorProto{
 }
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:8080", "HTTP address (GET /healthz)")
+	listen := flag.String("listen", "127.0.0.1:8080", "HTTP address (GET /healthz); empty: serve no HTTP")
+	noHealth := flag.Bool("no-health", false, "register no gRPC health service")
 	grpcAddr := flag.String("grpc", "127.0.0.1:9090", "gRPC address")
 	unavailable := flag.Bool("unavailable", false, "answer every call UNAVAILABLE")
 	descriptors := flag.String("descriptors", "", "write the FileDescriptorSet to this file and exit")
@@ -116,10 +123,19 @@ func main() {
 		}}},
 	}, struct{}{})
 	reflection.Register(srv)
+	if !*noHealth {
+		hs := health.NewServer()
+		hs.SetServingStatus("fixture.Items", healthpb.HealthCheckResponse_SERVING)
+		healthpb.RegisterHealthServer(srv, hs)
+	}
 
 	lis, err := net.Listen("tcp", *grpcAddr)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *listen == "" {
+		log.Printf("gRPC on %s, no HTTP", *grpcAddr)
+		log.Fatal(srv.Serve(lis))
 	}
 	go func() { log.Fatal(srv.Serve(lis)) }()
 	mux := http.NewServeMux()
