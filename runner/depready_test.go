@@ -96,3 +96,27 @@ func TestADependencysFixedPortHeldByAnotherIsRefused(t *testing.T) {
 		t.Error("the dependency was started")
 	}
 }
+
+// TestADependencyThatExitsZeroSaysSo: a dependency that ends with exit
+// status 0 before it is ready is reported with that status, never with a
+// "<nil>" in place of it.
+func TestADependencyThatExitsZeroSaysSo(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(depReadyScenario, self, `{tcp: "127.0.0.1:{port:dep}"}`)
+	dep := "      argv: [" + self + "]\n      env: {RUNNER_TEST_SERVE: \"127.0.0.1:{port:dep}\"}\n"
+	if !strings.Contains(text, dep) {
+		t.Fatal("the scenario has no dependency command to replace")
+	}
+	sc, err := plan.Parse("dep-exits.yaml", []byte(strings.Replace(text, dep, "      argv: [sh, -c, \"exit 0\"]\n", 1)), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	_, err = Run(context.Background(), sc, Options{Dir: filepath.Join("out", "run"), Self: "unused"})
+	if err == nil || !strings.Contains(err.Error(), "dependency dep exited before it was ready (exit status 0)") || strings.Contains(err.Error(), "<nil>") {
+		t.Fatalf("err = %v, want the dependency's exit status 0", err)
+	}
+}
