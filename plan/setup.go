@@ -81,8 +81,9 @@ type SetupStep struct {
 	// group matched in the body) of an HTTP answer, {row.COLUMN} of the
 	// first row an SQL step's last statement returned, {reply} of a Redis
 	// command, {stdout} of a program (what it printed, trimmed of the
-	// blanks around it; at most MaxStepOutput bytes are read). A value that
-	// is not there fails the step.
+	// blanks around it; at most MaxStepOutput bytes are read) or
+	// {regexp.PATTERN} of what it printed. A value that is not there
+	// fails the step.
 	Capture map[string]string `yaml:"capture"`
 	// Timeout bounds the step; default 30s.
 	Timeout Duration `yaml:"timeout"`
@@ -438,7 +439,7 @@ func (v *validator) validateCapture(at string, s *SetupStep, name string, made m
 		v.errorf(at, "give each capture its own name", "capture %q is made by an earlier step already", name)
 		return
 	}
-	allowed := map[string]string{StepHTTP: "{json.PATH}, {header.NAME} or {regexp.PATTERN}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}", StepRun: "{stdout}"}[s.Kind()]
+	allowed := map[string]string{StepHTTP: "{json.PATH}, {header.NAME} or {regexp.PATTERN}", StepSQL: "{row.COLUMN}", StepRedis: "{reply}", StepRun: "{stdout} or {regexp.PATTERN}"}[s.Kind()]
 	refs := captureSource.FindAllStringSubmatch(tmpl, -1)
 	if len(refs) == 0 || strings.Count(tmpl, "{") != len(refs) {
 		v.errorf(at, "take it from the step's result with "+allowed, "capture %q takes nothing from the step's result: %q", name, tmpl)
@@ -446,7 +447,7 @@ func (v *validator) validateCapture(at string, s *SetupStep, name string, made m
 	}
 	for _, m := range refs {
 		kind := captureKind(m)
-		ok := map[string][]string{StepHTTP: {"json", "header", "regexp"}, StepSQL: {"row"}, StepRedis: {"reply"}, StepRun: {"stdout"}}[s.Kind()]
+		ok := map[string][]string{StepHTTP: {"json", "header", "regexp"}, StepSQL: {"row"}, StepRedis: {"reply"}, StepRun: {"stdout", "regexp"}}[s.Kind()]
 		if !slices.Contains(ok, kind) {
 			v.errorf(at, "a "+s.Kind()+" step's result is read with "+allowed, "capture %q reads %s, which a %s step does not give", name, m[0], s.Kind())
 			return

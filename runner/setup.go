@@ -145,7 +145,13 @@ func (r *run) runStep(ctx context.Context, kind timeline.EventKind, i int, s *pl
 		lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
 	case plan.StepRun:
 		got, err = r.setupRun(sctx, string(kind), i, s)
-		lookup = func(kind, _ string) (string, bool) { v, ok := got[kind]; return v, ok }
+		lookup = func(kind, name string) (string, bool) {
+			if kind == "regexp" {
+				return plan.AnswerValue(kind, name, nil, got["stdout"])
+			}
+			v, ok := got[kind]
+			return v, ok
+		}
 	default:
 		var resp *setupResponse
 		resp, err = r.setupHTTP(sctx, s)

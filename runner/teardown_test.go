@@ -79,16 +79,19 @@ func readText(t *testing.T, name string) string {
 
 // TestTeardownRunsAfterTheLastPhase: the teardown steps run in order after
 // the last phase and before the target is stopped, with what the setup
-// captured from a program's stdout; one that fails makes the run's exit 3
+// captured from a program's stdout, whole or by a pattern; one that fails makes the run's exit 3
 // with its output, and the steps after it still run.
 func TestTeardownRunsAfterTheLastPhase(t *testing.T) {
 	res, log, err, dir := stepsRun(t, "300ms", `setup:
   - name: seed
     run: [sh, -c, "echo seeded > DIR/seeded; echo '  tok-7  '"]
     capture: {token: "{stdout}"}
+  - name: count
+    run: [sh, -c, "echo rows=3 >&2; echo counted; echo rows=12"]
+    capture: {rows: "{regexp.rows=([0-9]+)}"}
 teardown:
   - name: note
-    run: [sh, -c, "echo \"bye $TOKEN\" >> DIR/log"]
+    run: [sh, -c, "echo \"bye $TOKEN {capture.rows}\" >> DIR/log"]
     env: {TOKEN: "{capture.token}"}
   - name: broken
     run: [sh, -c, "echo it broke >&2; exit 4"]
@@ -105,11 +108,11 @@ teardown:
 			t.Errorf("the error does not say %q: %v", want, err)
 		}
 	}
-	if got := readText(t, filepath.Join(dir, "log")); got != "bye tok-7\nafter\n" {
+	if got := readText(t, filepath.Join(dir, "log")); got != "bye tok-7 12\nafter\n" {
 		t.Errorf("the teardown steps wrote %q, want the note with the captured token, then the step after the broken one", got)
 	}
 	got := strings.Join(order(res.Timeline), ", ")
-	want := "setup seed, process started, phase_start, phase_end, teardown note, teardown broken, teardown after, teardown still up, process stopped target"
+	want := "setup seed, setup count, process started, phase_start, phase_end, teardown note, teardown broken, teardown after, teardown still up, process stopped target"
 	if got != want {
 		t.Errorf("events\n %s\nwant\n %s", got, want)
 	}
