@@ -195,6 +195,28 @@ func TestStoredEntriesStayStoredAcrossReopen(t *testing.T) {
 	}
 }
 
+// A link planted under the queue file's name is refused by Open, and what
+// it points to is left as it was.
+func TestOpenRefusesALinkedQueueFile(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("theirs\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "q")
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	q, err := writebehind.Open(writebehind.Settings{Path: path, Apply: (&store{}).apply})
+	if err == nil {
+		q.Close()
+		t.Error("Open took a link as its queue file")
+	}
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "theirs\n" {
+		t.Errorf("the file the link points to: %q, %v", data, err)
+	}
+}
+
 // A malformed record in the middle of the file is refused with its line.
 func TestCorruptFileIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q")
