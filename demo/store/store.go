@@ -142,16 +142,19 @@ func OpenPostgres(ctx context.Context, dsn string, products int) (*Store, error)
 // the first requests would pay for it.
 const warmPostgresConns = MaxPostgresConns / 2
 
-// Rewarm refills a PostgreSQL store's pool in the background once the
+// Rewarm gives a PostgreSQL store a connection in the background once the
 // database answers again: an outage empties the pool (every connection
 // that failed is dropped), and on a busy machine a new connection (a
 // server process and a password exchange) can take longer than a call's
-// whole deadline, so the first calls after a recovery would each fail
-// waiting for one, and three of them in a row open the orders breaker
-// again. One connection is tried at a time, with a growing pause, until
-// it answers; then warmPostgresConns are opened. A Rewarm while another
-// runs, or on SQLite, does nothing; Close ends it. The demo calls it when
-// a database breaker opens.
+// whole deadline, so the first call after a recovery, the probe of a
+// half-open breaker, would fail waiting for one and open the breaker for
+// another second, and the calls right after it each wait for a connection
+// of their own. Rewarm pings with a deadline of its own, one try at a time
+// with a growing pause, until the database answers; then it opens
+// rewarmConns connections side by side, each handed to the pool the moment
+// it is ready, never held from the callers. A Rewarm while another runs,
+// or on SQLite, does nothing; Close ends it. The demo calls it when a
+// database breaker opens.
 func (s *Store) Rewarm() {
 	if s.path != "" || s.stop == nil || !s.rewarming.CompareAndSwap(false, true) {
 		return
@@ -174,7 +177,19 @@ func (s *Store) Rewarm() {
 			actx, acancel := context.WithTimeout(ctx, rewarmAttempt)
 			err := s.db.PingContext(actx)
 			if err == nil {
-				err = warmPool(actx, s.db, warmPostgresConns)
+				// Side by side: each finds the pool without an idle
+				// connection and opens one, which goes back to the pool
+				// as soon as it answers.
+				var wg sync.WaitGroup
+				for range rewarmConns {
+					wg.Go(func() {
+						if c, err := s.db.Conn(actx); err == nil {
+							_ = c.PingContext(actx)
+							_ = c.Close()
+						}
+					})
+				}
+				wg.Wait()
 			}
 			acancel()
 			if err == nil {
@@ -191,11 +206,13 @@ func (s *Store) Rewarm() {
 }
 
 // Rewarm's pacing: the first pause between tries and the longest, the
-// bound of one try, and how long it keeps trying before it gives up.
+// bound of one try, how many connections it opens once the database
+// answers, and how long it keeps trying before it gives up.
 const (
 	rewarmPause    = 50 * time.Millisecond
 	rewarmMaxPause = 250 * time.Millisecond
 	rewarmAttempt  = 2 * time.Second
+	rewarmConns    = 4
 	rewarmFor      = time.Minute
 )
 
