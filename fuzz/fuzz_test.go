@@ -14,13 +14,14 @@ import (
 
 	"github.com/chaoskit/chaoskit/contract"
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
 const demoPkg = "github.com/chaoskit/chaoskit/demo/"
 
 // catalog resolves the demo's failpoints without importing the demo.
-var catalog = plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
+var catalog = plan.Options{Catalog: func(plan.Target, *reach.Policy) (*inject.Catalog, error) {
 	return inject.NewCatalog(demoPkg+"store/productQuery", demoPkg+"store/orderWrite", demoPkg+"cache/cacheGet"), nil
 }}
 
@@ -198,7 +199,9 @@ contracts:
 	file := filepath.Join(dir, "sub", "svc.yaml")
 	os.MkdirAll(filepath.Dir(file), 0o755)
 	os.WriteFile(file, []byte(src), 0o644)
-	opts := plan.Options{Catalog: func(t plan.Target) (*inject.Catalog, error) { return inject.NewCatalog(t.Points...), nil }}
+	opts := plan.Options{Catalog: func(t plan.Target, _ *reach.Policy) (*inject.Catalog, error) {
+		return inject.NewCatalog(t.Points...), nil
+	}}
 	sc, err := plan.LoadFile(file, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
@@ -97,7 +98,9 @@ func TestFuzzProcessFaultErrors(t *testing.T) {
 		{"[kill, terminate, pause, restart]", "[kill]\n      latency: 1s..2s", "a process fault takes no errors, statuses, latency or probability"},
 		{"- process: kv\n", "- process: kv\n      proxy: kv\n", "a fuzz fault names one of point, proxy or process"},
 	}
-	failing := plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) { return nil, errors.New("no failpoints to list") }}
+	failing := plan.Options{Catalog: func(plan.Target, *reach.Policy) (*inject.Catalog, error) {
+		return nil, errors.New("no failpoints to list")
+	}}
 	for _, tt := range tests {
 		_, err := plan.Parse("proc-shop.yaml", []byte(strings.Replace(only, tt.from, tt.to, 1)), failing)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Count(err.Error(), "proc-shop.yaml:") != 1 {

@@ -15,6 +15,7 @@ import (
 	_ "github.com/chaoskit/chaoskit/demo/profile" // the demo's failpoints and headers
 	"github.com/chaoskit/chaoskit/fuzz"
 	"github.com/chaoskit/chaoskit/inject"
+	"github.com/chaoskit/chaoskit/internal/reach"
 	"github.com/chaoskit/chaoskit/plan"
 	"github.com/chaoskit/chaoskit/runner"
 	"github.com/chaoskit/chaoskit/timeline"
@@ -40,7 +41,7 @@ func needLive(t testing.TB) {
 // demo's markers.
 func shop(t testing.TB) *plan.Scenario {
 	t.Helper()
-	sc, err := plan.BundledFuzz("shop", plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
+	sc, err := plan.BundledFuzz("shop", plan.Options{Catalog: func(plan.Target, *reach.Policy) (*inject.Catalog, error) {
 		return inject.NewCatalog(demo.Failpoints()...), nil
 	}})
 	if err != nil {
@@ -54,7 +55,7 @@ func shop(t testing.TB) *plan.Scenario {
 func trier(t testing.TB, sc *plan.Scenario, bug string) *Trier {
 	return &Trier{
 		Base: sc,
-		Load: plan.Options{Catalog: func(plan.Target) (*inject.Catalog, error) {
+		Load: plan.Options{Catalog: func(plan.Target, *reach.Policy) (*inject.Catalog, error) {
 			return inject.NewCatalog(demo.Failpoints()...), nil
 		}},
 		Run: runner.Options{Tool: "inproc-test"},
