@@ -401,13 +401,17 @@ func WriteWrapped(w io.Writer, text string, width int) {
 		fmt.Fprintln(w, text)
 		return
 	}
-	lines := wrapText(text, width)
+	// A row that fills the last column makes the terminal wrap it (or
+	// hold the cursor at its edge): rows keep within width-1 columns, as
+	// termline's do.
+	room := width - 1
+	lines := wrapText(text, room)
 	fmt.Fprintln(w, lines[0])
 	if len(lines) == 1 {
 		return
 	}
 	rest := strings.Join(lines[1:], " ")
-	for _, l := range wrapText(rest, width-len(indent)) {
+	for _, l := range wrapText(rest, room-len(indent)) {
 		fmt.Fprintln(w, indent+l)
 	}
 }
