@@ -123,18 +123,7 @@ func (v *validator) validateGRPCOnly() {
 	refuse := func(at, what string) {
 		v.errorf(at, hint, "%s needs an HTTP target, and target has no url", what)
 	}
-	loads := []struct {
-		at string
-		l  *Load
-	}{{"$.load", &sc.Load}}
-	for i := range sc.Phases {
-		if sc.Phases[i].Load != nil {
-			loads = append(loads, struct {
-				at string
-				l  *Load
-			}{fmt.Sprintf("$.phases[%d].load", i), sc.Phases[i].Load})
-		}
-	}
+	loads := sc.loadsAt()
 	for _, l := range loads {
 		for j, r := range l.l.Requests {
 			switch {

@@ -304,18 +304,7 @@ func (v *validator) validateSetup() {
 	v.validateSteps("teardown", sc.Teardown, made)
 	made = setupMade
 	// The load and the read-back use what the whole setup captured.
-	loads := []struct {
-		at string
-		l  *Load
-	}{{"$.load", &sc.Load}}
-	for i := range sc.Phases {
-		if sc.Phases[i].Load != nil {
-			loads = append(loads, struct {
-				at string
-				l  *Load
-			}{fmt.Sprintf("$.phases[%d].load", i), sc.Phases[i].Load})
-		}
-	}
+	loads := sc.loadsAt()
 	for _, l := range loads {
 		for j, r := range l.l.Requests {
 			at := fmt.Sprintf("%s.requests[%d]", l.at, j)
@@ -660,4 +649,22 @@ func (sc *Scenario) RedisPassword(name string) bool {
 		}
 	}
 	return false
+}
+
+// loadAt is a load of the scenario and the path it is written at.
+type loadAt struct {
+	at string
+	l  *Load
+}
+
+// loadsAt returns the scenario's load and each phase's own, with their
+// paths: every load whose requests validation reads.
+func (sc *Scenario) loadsAt() []loadAt {
+	loads := []loadAt{{"$.load", &sc.Load}}
+	for i := range sc.Phases {
+		if sc.Phases[i].Load != nil {
+			loads = append(loads, loadAt{fmt.Sprintf("$.phases[%d].load", i), sc.Phases[i].Load})
+		}
+	}
+	return loads
 }
