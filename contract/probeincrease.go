@@ -61,12 +61,7 @@ func (c *probeIncreaseCheck) start(w *window) acc {
 
 func (c *probeIncreaseCheck) judge(w *window, samples []ProbeSample) CheckResult {
 	res := CheckResult{Expect: c.src}
-	secs := w.end.Sub(w.start).Seconds()
-	env := boundEnv{Count: w.n, Seconds: secs}
-	if secs > 0 {
-		env.RPS = float64(w.n) / secs
-	}
-	out, err := expr.Run(c.bound, env)
+	out, err := expr.Run(c.bound, w.boundEnv())
 	bound, _ := out.(float64)
 	res.Expected = boundText(c.op, c.text, bound)
 	if err != nil {

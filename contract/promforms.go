@@ -367,12 +367,7 @@ func (a metricAcc) figure() figure                      { return a.c.figureOf(a.
 
 func (c *metricCheck) evaluate(w *window) CheckResult {
 	res := CheckResult{Expect: c.src}
-	secs := w.end.Sub(w.start).Seconds()
-	env := boundEnv{Count: w.n, Seconds: secs}
-	if secs > 0 {
-		env.RPS = float64(w.n) / secs
-	}
-	out, err := expr.Run(c.bound, env)
+	out, err := expr.Run(c.bound, w.boundEnv())
 	if err != nil {
 		return inconclusive(res, "cannot compute the bound: "+err.Error())
 	}

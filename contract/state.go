@@ -123,12 +123,7 @@ func (c *increaseCheck) judge(w *window) CheckResult {
 			n++
 		}
 	}
-	secs := w.end.Sub(w.start).Seconds()
-	env := boundEnv{Count: w.n, Seconds: secs}
-	if secs > 0 {
-		env.RPS = float64(w.n) / secs
-	}
-	out, err := expr.Run(c.bound, env)
+	out, err := expr.Run(c.bound, w.boundEnv())
 	bound, _ := out.(float64)
 	res.Expected = boundText(c.op, c.text, bound)
 	if err != nil {
@@ -199,4 +194,15 @@ func (c *neverOpensCheck) judge(w *window) CheckResult {
 	res.Measured = fmt.Sprintf("closed in all %d samples", n)
 	res.Outcome, res.Margin = Pass, 100
 	return res
+}
+
+// boundEnv is what a bound written with count, rps and seconds reads in
+// the window: its requests, their rate and its length.
+func (w *window) boundEnv() boundEnv {
+	secs := w.end.Sub(w.start).Seconds()
+	env := boundEnv{Count: w.n, Seconds: secs}
+	if secs > 0 {
+		env.RPS = float64(w.n) / secs
+	}
+	return env
 }
