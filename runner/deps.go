@@ -128,7 +128,7 @@ func (r *run) startDeps(ctx context.Context) error {
 			}
 		}
 	}
-	sweepOutside()
+	sweepOutside("chaoskit-dep-")
 	if n := pgbin.Sweep(); n > 0 {
 		fmt.Fprintf(r.opts.Log, "  note: removed %d shared memory segments of Postgres servers that an earlier, killed chaoskit started\n", n)
 	}
@@ -209,6 +209,7 @@ func (r *run) startDep(ctx context.Context, d *dependency, spec plan.Dependency,
 			return infra(fmt.Sprintf("cannot start dependency %s: %v", spec.Name, err), "install it or fix dependencies["+spec.Name+"].command.argv", nil)
 		}
 		argv, dir = append([]string{argv0}, c.Argv[1:]...), c.Dir
+		env = append(env, r.scratchEnv()...)
 		keys := make([]string, 0, len(c.Env))
 		for k := range c.Env {
 			keys = append(keys, k)
@@ -532,12 +533,12 @@ func dataDir(base, name string, creds *syscall.Credential) (data, outside string
 // process is gone (sweepOutside).
 func outsidePrefix(pid int) string { return "chaoskit-dep-" + strconv.Itoa(pid) + "-" }
 
-// sweepOutside removes the data directories that chaoskit processes now
-// gone made outside their run directories.
-func sweepOutside() {
+// sweepOutside removes the directories named prefix+PID-… that chaoskit
+// processes now gone made outside their run directories.
+func sweepOutside(prefix string) {
 	entries, _ := os.ReadDir(os.TempDir())
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "chaoskit-dep-")
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok || !e.IsDir() {
 			continue
 		}

@@ -45,6 +45,20 @@ func serveForTest(addr string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if note := os.Getenv(tempNoteEnv); note != "" {
+		// A temporary file the service never removes, as a killed one
+		// leaves it; where it went is written to note.
+		f, err := os.CreateTemp("", "left-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		f.Close()
+		if err := os.WriteFile(note, []byte(f.Name()), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if d, err := time.ParseDuration(os.Getenv(exitAfterEnv)); err == nil {
 		time.AfterFunc(d, func() {
 			fmt.Println("giving up on purpose")

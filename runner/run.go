@@ -174,6 +174,9 @@ type run struct {
 	// every way out; targetUp that the target became ready, so the HTTP
 	// ones can.
 	tearDown, targetUp bool
+	// scratch is the run's directory for temporary files, outside the
+	// run directory (see prepareScratch).
+	scratch string
 	// tls is how the run speaks TLS to the target (target.tls).
 	tls targetTLS
 	// grpc is the connection to target.grpc, when a phase calls it.
@@ -299,7 +302,7 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		}
 		r.grpc.close()
 		r.stopTarget(ctx)
-		r.removeTLS()
+		r.removeScratch()
 		if r.tgt != nil {
 			r.tgt.client.CloseIdleConnections()
 		}
@@ -320,6 +323,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 	}
 
 	if err := r.allocatePorts(); err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.prepareScratch(); err != nil {
 		return res, r.stopped(ctx, err)
 	}
 	if err := r.prepareTLS(); err != nil {

@@ -501,7 +501,7 @@ func (r *run) setupRun(ctx context.Context, section string, i int, s *plan.Setup
 		return nil, err
 	}
 	argv[0] = argv0
-	env := r.passwordEnv()
+	env := append(r.scratchEnv(), r.passwordEnv()...)
 	keys := make([]string, 0, len(s.Env))
 	for k := range s.Env {
 		keys = append(keys, k)

@@ -240,7 +240,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build --output-file BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
-		env := r.tlsEnv()
+		env := append(r.scratchEnv(), r.tlsEnv()...)
 		if spec.Failpoints != "" {
 			env = append(env, t.controlEnv(hostPort(spec.Failpoints))...)
 		}

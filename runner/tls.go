@@ -23,8 +23,9 @@ import (
 type targetTLS struct {
 	config *tls.Config
 	files  plan.TLSFiles
-	// dir holds the generated files; removed when the run ends.
-	dir string
+	// made says the files were generated, in the run's scratch
+	// directory.
+	made bool
 }
 
 // prepareTLS sets the run's TLS up from target.tls: the CA file the
@@ -39,11 +40,11 @@ func (r *run) prepareTLS() error {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.ServerName}
 	switch {
 	case c.Generate:
-		dir, err := os.MkdirTemp("", "chaoskit-tls-")
-		if err != nil {
+		dir := filepath.Join(r.scratch, "tls")
+		if err := os.Mkdir(dir, 0o700); err != nil {
 			return infra("cannot make a directory for the target's certificate", "", err)
 		}
-		r.tls.dir = dir
+		r.tls.made = true
 		files, pool, err := generateCertificate(dir)
 		if err != nil {
 			return infra("cannot make a certificate for the target", "", err)
@@ -58,17 +59,10 @@ func (r *run) prepareTLS() error {
 	return nil
 }
 
-// removeTLS removes the generated certificate's files.
-func (r *run) removeTLS() {
-	if r.tls.dir != "" {
-		os.RemoveAll(r.tls.dir)
-	}
-}
-
 // tlsEnv is what a started target is told of the certificate made for
 // it.
 func (r *run) tlsEnv() []string {
-	if r.tls.dir == "" {
+	if !r.tls.made {
 		return nil
 	}
 	f := r.tls.files
