@@ -59,6 +59,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&cfg.WriteBehindLossy, "write-behind-lossy", false, "broken variant: with --write-behind, drop a queued order whose first replay fails")
 	fs.BoolVar(&cfg.IdempotencyBroken, "idempotency-broken", false, "broken variant: answer a replayed order with a new id instead of the first order")
 	fs.BoolVar(&cfg.RedisFallbackOpen, "redis-fallback-open", false, "broken variant: while Redis is away, admit every search instead of limiting in memory")
+	fs.StringVar(&cfg.Lie, "lie", "", "broken variant that misreports itself as well ("+strings.Join(slices.Sorted(maps.Keys(Lies)), ", ")+"; see docs/scenarios.md)")
 	fs.StringVar(&cfg.Bug, "bug", "", "plant a named bug for fault-schedule fuzzing to find ("+strings.Join(slices.Sorted(maps.Keys(Bugs)), ", ")+")")
 	fs.BoolVarP(&f.Verbose, "verbose", "v", false, "log every degradation, not only failures")
 }
@@ -91,6 +92,9 @@ func CheckArgs(args []string) error {
 	}
 	if b := f.Config.Bug; b != "" && Bugs[b] == "" {
 		return fmt.Errorf("unknown --bug %q (known: %s)", b, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))
+	}
+	if l := f.Config.Lie; l != "" && Lies[l] == "" {
+		return fmt.Errorf("unknown --lie %q (known: %s)", l, strings.Join(slices.Sorted(maps.Keys(Lies)), ", "))
 	}
 	return nil
 }

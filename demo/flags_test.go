@@ -25,6 +25,8 @@ func TestCheckArgs(t *testing.T) {
 		{[]string{"--recommendations-grpc-listen", "10.0.0.1:80"}, `--recommendations-grpc-listen "10.0.0.1:80": the demo only listens on loopback addresses`},
 		{[]string{"--recommendations-grpc-dial", "example.com:80"}, `--recommendations-grpc-dial "example.com:80": the demo only dials loopback addresses`},
 		{[]string{"--bug", "nope"}, `unknown --bug "nope" (known: stale-after-recovery)`},
+		{[]string{"--lie=source"}, ""},
+		{[]string{"--lie", "nope"}, `unknown --lie "nope" (known: breaker, bulkhead, counters, degrade, primary, source)`},
 		{[]string{"--help"}, "--help makes the demo print its help and exit instead of serving"},
 	}
 	for _, tt := range tests {

@@ -67,7 +67,7 @@ func newMetrics(s *Server) *metrics {
 			calls := s.store.Calls()
 			ch <- prometheus.MustNewConstMetric(dbQueries, prometheus.CounterValue, float64(calls.ProductQueries), "product")
 			ch <- prometheus.MustNewConstMetric(dbQueries, prometheus.CounterValue, float64(calls.OrderWrites), "order_write")
-			ch <- prometheus.MustNewConstMetric(upstream, prometheus.CounterValue, float64(s.rec.upstream.Calls()))
+			ch <- prometheus.MustNewConstMetric(upstream, prometheus.CounterValue, float64(s.rec.upstreamCalls()))
 			ch <- prometheus.MustNewConstMetric(cacheEntries, prometheus.GaugeValue, float64(s.cache.Stats().Entries))
 		}})
 	return m

@@ -18,6 +18,11 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "product id must be a positive integer", http.StatusBadRequest)
 		return
 	}
+	if s.latched.Load() {
+		s.latchedProduct(w, id)
+		return
+	}
+	var took time.Duration
 	res, err := s.products.Execute(r.Context(), id, func(ctx context.Context) (store.Product, error) {
 		if !s.cfg.NoDeadline {
 			var cancel context.CancelFunc
@@ -26,7 +31,8 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		}
 		start := time.Now()
 		p, err := s.store.Product(ctx, id)
-		s.dbHealth.Record(time.Since(start), err)
+		took = time.Since(start)
+		s.dbHealth.Record(took, err)
 		return p, err
 	})
 	if !errors.Is(err, store.ErrNotFound) {
@@ -40,6 +46,15 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		if v, age, ok := s.cache.Peek(id); ok {
 			res = breakerimpl.Result[store.Product]{Value: v, Source: "cache", Reason: breakerimpl.ReasonError, Age: age}
 		}
+	}
+	switch {
+	case s.cfg.Lie == LieSource && err != nil && !errors.Is(err, store.ErrNotFound):
+		// Broken on purpose: no copy served, and a placeholder named one.
+		res, err = breakerimpl.Result[store.Product]{Value: store.Product{ID: id}, Source: "cache", Reason: res.Reason}, nil
+	case s.cfg.Lie == LieDegrade && err == nil && res.Source == breakerimpl.SourcePrimary && took > degradeThreshold:
+		// Broken on purpose: the slow database's answer named a copy the
+		// degrade switch served.
+		res.Source, res.Reason = "cache", breakerimpl.ReasonDegraded
 	}
 	h := w.Header()
 	h.Set(HeaderBreaker, s.dbBreaker.State().String())
@@ -65,4 +80,22 @@ func (s *Server) product(w http.ResponseWriter, r *http.Request) {
 		return // broken variant: 200 with an empty body
 	}
 	writeJSON(w, res.Value)
+}
+
+// latchedProduct is the LiePrimary variant, broken on purpose: once the
+// database breaker has closed after a fault, it answers from the cache for
+// good, never asking the database again, as a breaker that never closed
+// would, and names each copy the database's answer.
+func (s *Server) latchedProduct(w http.ResponseWriter, id int) {
+	h := w.Header()
+	h.Set(HeaderBreaker, s.dbBreaker.State().String())
+	v, age, ok := s.cache.Peek(id)
+	if !ok || age > s.cfg.MaxStaleness {
+		h.Set(HeaderSource, "none")
+		h.Set(HeaderReason, breakerimpl.ReasonOpen.String())
+		http.Error(w, "product temporarily unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	h.Set(HeaderSource, "db")
+	writeJSON(w, v)
 }

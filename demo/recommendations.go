@@ -31,6 +31,9 @@ import (
 // cannot answer: functional degradation, said so in X-Chaoskit-Source.
 var bestsellers = []int64{1, 2, 3, 4}
 
+// defaultSource is the X-Chaoskit-Source of the default list.
+const defaultSource = "default"
+
 // recommendations is the client side of the demo's downstream dependency,
 // which it calls over gRPC, and over HTTP while the gRPC path is down.
 type recommendations struct {
@@ -52,6 +55,11 @@ type recommendations struct {
 	budget    *retry.Budget
 	// unbounded is set for the broken variant without a budget.
 	unbounded bool
+	// uncountedRetries is the LieCounters variant: the reported upstream
+	// calls leave the retries out. reported is the highest count reported,
+	// so that the count never goes back.
+	uncountedRetries bool
+	reported         atomic.Int64
 	// defaultOn turns the default list off and on (a policy file's
 	// fallbacks.recommendations-default).
 	defaultOn fallback.Toggle
@@ -101,10 +109,13 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 		r.unbounded = true
 	}
 	r.retry = retry.New(rs)
+	r.uncountedRetries = cfg.Lie == LieCounters
 	switch {
 	case cfg.NoBulkhead:
 	case cfg.LeakPermits:
-		r.isolation = leakyBulkhead{r.bulkhead}
+		r.isolation = leakyBulkhead{b: r.bulkhead}
+	case cfg.Lie == LieBulkhead:
+		r.isolation = leakyBulkhead{b: r.bulkhead, uncounted: true}
 	default:
 		r.isolation = r.bulkhead
 	}
@@ -115,7 +126,7 @@ func newRecommendations(ctx context.Context, cfg Config) (*recommendations, erro
 		Codes: grpcx.Codes{codes.Internal: {Class: grpcx.Failure, Retry: true}},
 	}
 	if !cfg.NoFallback {
-		opts.Fallback = &grpcx.Fallback{Name: "default", Fn: func(_ context.Context, _ string, req, reply any, _ error) error {
+		opts.Fallback = &grpcx.Fallback{Name: defaultSource, Fn: func(_ context.Context, _ string, req, reply any, _ error) error {
 			if !r.defaultOn.Enabled() {
 				return fallback.ErrDisabled
 			}
@@ -187,9 +198,19 @@ func (s *stickyHealth) Healthy() bool {
 // leakyBulkhead is the LeakPermits variant, broken on purpose: a call that
 // fails never gives its slot back, so each failure shrinks the capacity
 // until no call gets through and every answer is the default list.
-type leakyBulkhead struct{ b *bulkhead.Bulkhead }
+//
+// With uncounted, the LieBulkhead variant, it turns a call away itself
+// while every slot is taken, so that the bulkhead's count of rejections
+// (which its metrics and the state endpoint report) leaves it out.
+type leakyBulkhead struct {
+	b         *bulkhead.Bulkhead
+	uncounted bool
+}
 
 func (l leakyBulkhead) Allow(ctx context.Context) (breakerimpl.Permit, error) {
+	if st := l.b.Snapshot(); l.uncounted && st.InFlight >= st.MaxConcurrent {
+		return breakerimpl.Permit{}, bulkhead.ErrFull
+	}
 	p, err := l.b.Allow(ctx)
 	if err != nil {
 		return p, err
@@ -211,6 +232,26 @@ func (r *recommendations) close() {
 	r.stop()
 }
 
+// upstreamCalls is the number of calls that reached the dependency, as the
+// demo reports it on its metrics and state endpoint: all of them, or, with
+// the LieCounters variant (broken on purpose), all but the retries.
+func (r *recommendations) upstreamCalls() int64 {
+	n := r.upstream.Calls()
+	if !r.uncountedRetries {
+		return n
+	}
+	n -= int64(r.retry.Snapshot().Retries)
+	for {
+		old := r.reported.Load()
+		if n <= old {
+			return old
+		}
+		if r.reported.CompareAndSwap(old, n) {
+			return n
+		}
+	}
+}
+
 func (r *recommendations) retryState() RetryState {
 	st := RetryState{Retry: r.retry.Snapshot()}
 	if !r.unbounded {
@@ -229,6 +270,10 @@ func (s *Server) recommendations(w http.ResponseWriter, req *http.Request) {
 	rec := s.rec
 	res, err := grpcx.Call(req.Context(), rec.client.Get, &recommendpb.GetRequest{ProductId: int64(id)})
 	prompolicy.Observe(s.metrics.results, "recommendations", res, err)
+	if s.cfg.Lie == LieSource && err == nil && res.Source == defaultSource {
+		// Broken on purpose: the default list named an answer over HTTP.
+		res.Source = grpcx.SourceHTTP
+	}
 	h := w.Header()
 	h.Set(HeaderBreaker, rec.breaker.State().String())
 	setSource(h, res, err, "upstream", false)

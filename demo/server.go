@@ -140,6 +140,10 @@ type Config struct {
 	RedisFallbackOpen bool
 	// Bug plants a named bug for fuzzing to find; see Bugs.
 	Bug string
+	// Lie names a broken variant that misbehaves and misreports itself
+	// (see Lies), so that a contract on the service's own word alone
+	// passes it and only one on chaoskit's own evidence fails.
+	Lie string
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 }
@@ -178,6 +182,29 @@ var Bugs = map[string]string{
 	"stale-after-recovery": "after a database fault clears, products whose id ends in 7 keep being served from the cache",
 }
 
+// The lying variants (Config.Lie).
+const (
+	LieSource   = "source"
+	LieBreaker  = "breaker"
+	LieCounters = "counters"
+	LieDegrade  = "degrade"
+	LiePrimary  = "primary"
+	LieBulkhead = "bulkhead"
+)
+
+// Lies are the broken variants that misreport themselves (Config.Lie):
+// each misbehaves as one of the No* variants does and states itself
+// healthy in the header, state endpoint or counter a contract reads, as
+// --stale-disguised does for the age of a copy.
+var Lies = map[string]string{
+	LieSource:   "takes no fallback and names one it did not take: a product read the database does not answer gets 200, a placeholder product (its id only) and X-Chaoskit-Source: cache; recommendations that gRPC cannot serve get the default list under X-Chaoskit-Source: http (no HTTP path)",
+	LieBreaker:  "keeps calling the databases while they fail, as --no-breaker does, while the state endpoint, the metrics and X-Chaoskit-Breaker report the breakers as if they guarded the calls",
+	LieCounters: "retries recommendations without a budget, as --unbounded-retries does, while its count of upstream calls (metrics and state endpoint) leaves the retries out",
+	LiePrimary:  "once the database breaker has opened and closed again, answers every product read from the cache, as a breaker that never closed would (copies past --max-staleness refused with 503), and names each copy the database's answer (X-Chaoskit-Source: db)",
+	LieBulkhead: "keeps the bulkhead slot of every failed recommendations call, as --leak-permits does, and turns the calls it has no slot for away without counting them in the bulkhead's rejections (metrics and state endpoint)",
+	LieDegrade:  "never forces product reads to the cache, as --no-degrade does, and names every read the database answered slower than the switch's threshold a cache copy (X-Chaoskit-Source: cache, X-Chaoskit-Reason: degraded)",
+}
+
 // Server is the demo service.
 type Server struct {
 	cfg   Config
@@ -205,6 +232,9 @@ type Server struct {
 	pendingCount atomic.Int64
 	// degraded is set once a fallback has served (for the planted bug).
 	degraded atomic.Bool
+	// latched is set once the database breaker has closed after a fault
+	// (for the LiePrimary variant).
+	latched atomic.Bool
 
 	rec       *recommendations
 	searching *searching
@@ -242,6 +272,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, fmt.Errorf("unknown --bug %q (known: %s)", cfg.Bug, strings.Join(slices.Sorted(maps.Keys(Bugs)), ", "))
 	}
+	if cfg.Lie != "" && Lies[cfg.Lie] == "" {
+		st.Close()
+		return nil, fmt.Errorf("unknown --lie %q (known: %s)", cfg.Lie, strings.Join(slices.Sorted(maps.Keys(Lies)), ", "))
+	}
+	// Each lie misbehaves as a broken variant does; what it says about
+	// itself is set where the demo reports it.
+	switch cfg.Lie {
+	case LieSource:
+		cfg.NoHTTPFallback = true
+	case LieCounters:
+		cfg.UnboundedRetries = true
+	case LieDegrade:
+		cfg.NoDegrade = true
+	}
 	if cfg.MaxStaleness <= 0 {
 		cfg.MaxStaleness = 30 * time.Second
 	}
@@ -257,11 +301,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.ConsecutiveBreaker {
 		dbRule = circuitbreaker.ConsecutiveFailures{Threshold: 3} // broken on purpose
 	}
-	s.dbBreaker = circuitbreaker.New(circuitbreaker.Settings{
+	dbSettings := circuitbreaker.Settings{
 		Name:         "db",
 		Rule:         dbRule,
 		OpenDuration: time.Second,
-	})
+	}
+	if cfg.Lie == LiePrimary {
+		dbSettings.OnStateChange = func(e circuitbreaker.StateChange) {
+			if e.To == circuitbreaker.Closed {
+				s.latched.Store(true)
+			}
+		}
+	}
+	s.dbBreaker = circuitbreaker.New(dbSettings)
 	s.ordersBreaker = circuitbreaker.New(circuitbreaker.Settings{
 		Name:         "orders-db",
 		Rule:         circuitbreaker.ConsecutiveFailures{Threshold: 3},
@@ -288,11 +340,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if !cfg.NoDegrade {
 		s.products.Degrade = s.dbDegrade
 	}
-	if !cfg.NoBreaker {
+	switch {
+	case cfg.Lie == LieBreaker:
+		s.products.Breaker = shadowBreaker{s.dbBreaker}
+		s.orderGuard = shadowBreaker{s.ordersBreaker}
+	case !cfg.NoBreaker:
 		s.products.Breaker = s.dbBreaker
 		s.orderGuard = s.ordersBreaker
 	}
-	if !cfg.NoFallback {
+	if !cfg.NoFallback && cfg.Lie != LieSource {
 		s.products.Fallback = fallback.Toggled[int, store.Product]{Fallback: s.cache, Toggle: &s.cacheOn}
 	}
 	if s.rec, err = newRecommendations(ctx, cfg); err != nil {
@@ -324,6 +380,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// shadowBreaker is the LieBreaker variant, broken on purpose: it admits
+// every call, and tells the breaker how the calls it would have admitted
+// ended, so that the breaker's state (which the state endpoint, the metrics
+// and X-Chaoskit-Breaker report) is that of a breaker guarding the calls
+// while none does.
+type shadowBreaker struct{ b *circuitbreaker.Breaker }
+
+func (g shadowBreaker) Allow(ctx context.Context) (breakerimpl.Permit, error) {
+	p, err := g.b.Allow(ctx)
+	if err != nil {
+		return breakerimpl.Permit{}, nil // refused, and called all the same
+	}
+	return p, nil
+}
+
+// Done is never called: a permit the breaker gave is done on the breaker,
+// and the empty one on nothing.
+func (g shadowBreaker) Done(breakerimpl.Permit, error) {}
 
 // Close waits for writes in flight and releases the database.
 func (s *Server) Close() error {

@@ -98,7 +98,7 @@ func (s *Server) State() State {
 		Retries:         map[string]RetryState{"recommendations": s.rec.retryState()},
 		Limiters:        map[string]ratelimit.Snapshot{"search": s.searching.limiter.Snapshot()},
 		Shedders:        map[string]shed.Snapshot{"search": s.searching.shedder.Snapshot()},
-		Recommendations: RecommendationsState{UpstreamCalls: s.rec.upstream.Calls()},
+		Recommendations: RecommendationsState{UpstreamCalls: s.rec.upstreamCalls()},
 		Cache:           s.cache.Stats(),
 		DB:              s.store.Calls(),
 	}
