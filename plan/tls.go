@@ -111,3 +111,23 @@ func envValues(env map[string]string) []string {
 	}
 	return out
 }
+
+// TempDirRef is the placeholder of the run's temporary directory in the
+// target's command line and env values: the directory its TMPDIR names,
+// which setup programs may write files into for the target to read (a
+// policy file, say), removed when the run ends.
+const TempDirRef = "{tmpdir}"
+
+// WithTempDir returns a copy of the target with {tmpdir} in its command
+// line and env values filled with dir.
+func (t Target) WithTempDir(dir string) Target {
+	if t.Command == nil {
+		return t
+	}
+	fill := func(s string) string { return strings.ReplaceAll(s, TempDirRef, dir) }
+	c := *t.Command
+	c.Argv = fillAllWith(c.Argv, fill)
+	c.Env = fillEnvWith(c.Env, fill)
+	t.Command = &c
+	return t
+}

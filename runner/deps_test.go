@@ -45,6 +45,16 @@ func serveForTest(addr string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if from := os.Getenv(copyFromEnv); from != "" {
+		data, err := os.ReadFile(from)
+		if err == nil {
+			err = os.WriteFile(os.Getenv(copyToEnv), data, 0o600)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if note := os.Getenv(tempNoteEnv); note != "" {
 		// A temporary file the service never removes, as a killed one
 		// leaves it; where it went is written to note.

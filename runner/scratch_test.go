@@ -17,14 +17,18 @@ import (
 // and to write its name to the file the variable names.
 const tempNoteEnv = "RUNNER_TEST_TEMP_NOTE"
 
+// copyFromEnv and copyToEnv ask serveForTest to copy a file when it
+// starts.
+const copyFromEnv, copyToEnv = "RUNNER_TEST_COPY_FROM", "RUNNER_TEST_COPY_TO"
+
 const scratchScenario = `name: scratch
 setup:
   - name: step
-    run: [sh, -c, "touch \"$TMPDIR/step-left\"; echo \"$TMPDIR\" > %[2]s/step"]
+    run: [sh, -c, "echo policy > \"$TMPDIR/step-left\"; echo \"$TMPDIR\" > %[2]s/step"]
 target:
   command:
     argv: [%[1]s]
-    env: {RUNNER_TEST_SERVE: "127.0.0.1:{port}", RUNNER_TEST_TEMP_NOTE: "%[2]s/target"}
+    env: {RUNNER_TEST_SERVE: "127.0.0.1:{port}", RUNNER_TEST_TEMP_NOTE: "%[2]s/target", RUNNER_TEST_COPY_FROM: "{tmpdir}/step-left", RUNNER_TEST_COPY_TO: "%[2]s/copied"}
   url: http://127.0.0.1:{port}
   ready: {path: /}
 load:
@@ -36,8 +40,10 @@ phases:
 `
 
 // TestTheRunsTemporaryFilesGoWithIt: the target and a setup program get a
-// TMPDIR of the run's own, in the system's temporary directory; what they
-// leave there is gone when the run ends, as is the directory.
+// TMPDIR of the run's own, in the system's temporary directory, which the
+// target's command names as {tmpdir}: it reads a file the setup wrote
+// there. What they leave there is gone when the run ends, as is the
+// directory.
 func TestTheRunsTemporaryFilesGoWithIt(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -57,6 +63,9 @@ func TestTheRunsTemporaryFilesGoWithIt(t *testing.T) {
 	want := filepath.Join(os.TempDir(), scratchPrefix+strconv.Itoa(os.Getpid())+"-")
 	if !strings.HasPrefix(step, want) {
 		t.Fatalf("the setup program's TMPDIR is %q, want one in %s*", step, want)
+	}
+	if got := readText(t, filepath.Join(dir, "copied")); got != "policy\n" {
+		t.Errorf("the target read %q from {tmpdir}/step-left, want what the setup wrote there", got)
 	}
 	if filepath.Dir(left) != step {
 		t.Errorf("the target made its temporary file at %s, not in the run's directory %s", left, step)

@@ -221,7 +221,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 			}
 			ports[n] = p
 		}
-		spec := r.sc.Target.WithPorts(ports).WithPasswords(r.passwords).WithTLSFiles(r.tls.files)
+		spec := r.sc.Target.WithPorts(ports).WithPasswords(r.passwords).WithTLSFiles(r.tls.files).WithTempDir(r.scratch)
 		// A service is given a control endpoint only when the scenario
 		// switches failpoints: one without markers serves none, and
 		// readiness would wait for it in vain.
