@@ -9,6 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/chaoskit/chaoskit/fault"
+	"github.com/chaoskit/chaoskit/internal/suggest"
 	"github.com/chaoskit/chaoskit/netfault"
 )
 
@@ -76,6 +80,28 @@ type Proxy struct {
 	// Upstream is the loopback address it forwards to, such as
 	// 127.0.0.1:{port:db} for a dependency named db.
 	Upstream string `yaml:"upstream"`
+	// Protocol is what the proxy understands: tcp (the default: bytes,
+	// faulted by toxiproxy's toxics), http (HTTP/1.1 and HTTP/2 without
+	// TLS: requests, faulted by method, path and header) or grpc (calls,
+	// faulted by method too, aborted with a gRPC code).
+	Protocol string `yaml:"protocol"`
+	// DescriptorSet is a gRPC proxy's FileDescriptorSet (protoc
+	// --include_imports -o FILE), relative to the scenario: the methods its
+	// faults name are checked against it.
+	DescriptorSet string `yaml:"descriptor_set"`
+
+	// Methods are the descriptors read from DescriptorSet, filled in by
+	// validation.
+	Methods *protoregistry.Files `yaml:"-"`
+}
+
+// Decl returns p as the fault sources see it.
+func (p Proxy) Decl() fault.ProxyDecl {
+	protocol := p.Protocol
+	if protocol == "" {
+		protocol = "tcp"
+	}
+	return fault.ProxyDecl{Name: p.Name, Protocol: protocol, Listen: p.Listen, Upstream: p.Upstream, Methods: p.Methods}
 }
 
 // Defaults of dependencies.
@@ -271,6 +297,16 @@ func (v *validator) validateDeps() {
 		var fe *netfault.FieldError
 		if err := np.ValidateFor(v.listed.Hosts()); errors.As(err, &fe) {
 			v.errorf(at+"."+fe.Field, fe.Fix, "proxy %q: %s", p.Name, fe.Problem)
+		}
+		if protocols := fault.Protocols(); p.Protocol != "" && !slices.Contains(protocols, p.Protocol) {
+			v.errorf(at+".protocol", suggest.Hint(p.Protocol, protocols), "proxy %q: unknown protocol %q", p.Name, p.Protocol)
+		}
+		if p.DescriptorSet != "" {
+			if p.Protocol != "grpc" {
+				v.errorf(at+".descriptor_set", "declare the proxy with protocol: grpc, or remove descriptor_set", "proxy %q speaks %s: a descriptor set is for gRPC", p.Name, p.Decl().Protocol)
+			} else if !v.opts.SkipBodyFiles {
+				p.DescriptorSet, p.Methods = v.readDescriptorSet(at+".descriptor_set", p.DescriptorSet)
+			}
 		}
 	}
 }

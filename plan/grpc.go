@@ -192,23 +192,30 @@ func (v *validator) validateGRPCTarget() {
 	if g.DescriptorSet == "" || v.opts.SkipBodyFiles {
 		return
 	}
-	name := v.path(g.DescriptorSet)
+	g.DescriptorSet, g.Files = v.readDescriptorSet("$.target.grpc.descriptor_set", g.DescriptorSet)
+}
+
+// readDescriptorSet reads the descriptor set file named at at: its path
+// from the scenario's directory and its descriptors, nil when it cannot be
+// read (reported).
+func (v *validator) readDescriptorSet(at, file string) (string, *protoregistry.Files) {
+	name := v.path(file)
 	data, err := readBoundedScenario(name, MaxDescriptorSet)
 	if err != nil {
-		v.errorf("$.target.grpc.descriptor_set", "write it with protoc --include_imports -o FILE; the path is relative to the scenario file", "cannot read descriptor_set: %v", err)
-		return
+		v.errorf(at, "write it with protoc --include_imports -o FILE; the path is relative to the scenario file", "cannot read descriptor_set: %v", err)
+		return name, nil
 	}
 	var set descriptorpb.FileDescriptorSet
 	if err := proto.Unmarshal(data, &set); err != nil {
-		v.errorf("$.target.grpc.descriptor_set", "write it with protoc --include_imports -o FILE", "descriptor_set %s is not a FileDescriptorSet: %v", name, err)
-		return
+		v.errorf(at, "write it with protoc --include_imports -o FILE", "descriptor_set %s is not a FileDescriptorSet: %v", name, err)
+		return name, nil
 	}
 	files, err := protodesc.NewFiles(&set)
 	if err != nil {
-		v.errorf("$.target.grpc.descriptor_set", "write it with protoc --include_imports -o FILE, so that it holds the files it imports", "descriptor_set %s: %v", name, err)
-		return
+		v.errorf(at, "write it with protoc --include_imports -o FILE, so that it holds the files it imports", "descriptor_set %s: %v", name, err)
+		return name, nil
 	}
-	g.DescriptorSet, g.Files = name, files
+	return name, files
 }
 
 // onePorts gives each port placeholder of t the port 1, for checking the

@@ -1149,6 +1149,7 @@ func (v *validator) catalogFor() (*inject.Catalog, error) {
 var errUnreachableTarget = errors.New("the target is not reachable")
 
 func (v *validator) validateFaults(at string, p *Phase) {
+	v.proxyProtocols(p.Faults)
 	var cat *inject.Catalog
 	if v.opts.Catalog != nil && p.HasPointFaults() {
 		var err error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/netfault"
 )
 
@@ -334,9 +335,10 @@ type Fault struct {
 	// Process is "target" or the name of a dependency.
 	Process string `yaml:"process"`
 	// Action is, for a failpoint, timeout, error, latency, panic, status,
-	// grpc or term; for a proxy, a netfault kind (latency, bandwidth,
-	// slow_close, timeout, reset_peer, slicer, limit_data, down); for a
-	// process, kill, terminate, pause or restart.
+	// grpc or term; for a TCP proxy, a netfault kind (latency, bandwidth,
+	// slow_close, timeout, reset_peer, slicer, limit_data, down); for an
+	// HTTP or gRPC proxy, abort, delay, drop or body; for a process, kill,
+	// terminate, pause or restart.
 	Action      string   `yaml:"action"`
 	Value       string   `yaml:"value"`
 	Probability float64  `yaml:"probability"`
@@ -345,6 +347,13 @@ type Fault struct {
 	For         Duration `yaml:"for"`
 	// The settings of a proxy fault, as netfault.Fault names them.
 	ProxyFault `yaml:",inline"`
+	// Match restricts a fault on an HTTP or gRPC proxy to the requests it
+	// names (method, path pattern, headers, gRPC method).
+	Match *fault.Match `yaml:"match"`
+
+	// Protocol is the protocol of the proxy the fault names, filled in by
+	// validation before its source is chosen.
+	Protocol string `yaml:"-"`
 
 	// Path is what the fault acts on, filled in by validation: the
 	// failpoint's full path, "proxy/NAME" or "process/NAME". It is the

@@ -6,6 +6,7 @@ import (
 	"github.com/chaoskit/chaoskit/netfault"
 
 	// The fault sources, one line each (see package fault).
+	_ "github.com/chaoskit/chaoskit/fault/httpproxy"
 	_ "github.com/chaoskit/chaoskit/fault/point"
 	_ "github.com/chaoskit/chaoskit/fault/process"
 	_ "github.com/chaoskit/chaoskit/fault/proxy"
@@ -14,7 +15,7 @@ import (
 // Spec returns f as its source sees it.
 func (f Fault) Spec() fault.Spec {
 	pf := f.ProxyFault
-	return fault.Spec{Point: f.Point, Proxy: f.Proxy, Process: f.Process, Action: f.Action, Value: f.Value,
+	return fault.Spec{Point: f.Point, Proxy: f.Proxy, Process: f.Process, Protocol: f.Protocol, Match: f.Match, Action: f.Action, Value: f.Value,
 		Probability: f.Probability, Count: f.Count, For: f.For.D(),
 		Settings: netfault.Fault{Direction: netfault.Direction(pf.Direction), Latency: pf.Latency.D(), Jitter: pf.Jitter.D(),
 			Rate: pf.Rate, Delay: pf.Delay.D(), Timeout: pf.Timeout.D(), Bytes: pf.Bytes, AverageSize: pf.AverageSize, SizeVariation: pf.SizeVariation},
@@ -54,6 +55,28 @@ func (s faultScope) Proxies() []string {
 		names = append(names, p.Name)
 	}
 	return names
+}
+
+func (s faultScope) Proxy(name string) (fault.ProxyDecl, bool) {
+	for _, p := range s.v.sc.Proxies {
+		if p.Name == name {
+			return p.Decl(), true
+		}
+	}
+	return fault.ProxyDecl{}, false
+}
+
+// proxyProtocols fills in the protocol of each fault on a proxy, which
+// chooses its source.
+func (v *validator) proxyProtocols(faults []Fault) {
+	for i := range faults {
+		f := &faults[i]
+		for _, p := range v.sc.Proxies {
+			if f.Proxy != "" && p.Name == f.Proxy {
+				f.Protocol = p.Decl().Protocol
+			}
+		}
+	}
 }
 
 func (s faultScope) Processes() []string {

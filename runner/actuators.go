@@ -6,6 +6,7 @@ import (
 	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/netfault"
 	"github.com/chaoskit/chaoskit/plan"
+	"github.com/chaoskit/chaoskit/timeline"
 )
 
 // actuator returns the run's actuator of f's source (package fault): the
@@ -41,3 +42,12 @@ func (e runEnv) StartProcessFault(process, action string) error {
 func (e runEnv) EndProcessFault(process, action string) error {
 	return e.r.actionOff(e.r.controlCtx(), process, action)
 }
+
+func (e runEnv) Proxy(name string) fault.Server {
+	if srv, ok := e.r.servers[name]; ok {
+		return srv
+	}
+	return nil
+}
+
+func (e runEnv) Event(ev timeline.Event) { e.r.event(ev) }

@@ -108,7 +108,7 @@ type faults struct {
 
 // switchOff switches the fault at path off through its source's
 // actuator; a path this run did not switch on is a failpoint.
-func (fs *faults) switchOff(path string) error {
+func (fs *faults) switchOff(phase, path string) error {
 	fs.mu.Lock()
 	f, ok := fs.switched[path]
 	rollingBack := fs.rollingBack
@@ -116,7 +116,9 @@ func (fs *faults) switchOff(path string) error {
 	if !ok {
 		f = plan.Fault{Path: path}
 	}
-	return fs.run.actuator(f).Off(f.Spec(), rollingBack)
+	s := f.Spec()
+	s.Phase = phase
+	return fs.run.actuator(f).Off(s, rollingBack)
 }
 
 // expect records, before a phase starts, every failpoint the phase may
@@ -182,7 +184,9 @@ func (fs *faults) enable(phase string, planned time.Time, list []plan.Fault) (ti
 		go func() {
 			defer wg.Done()
 			act := r.actuator(f)
-			err := act.On(f.Spec())
+			s := f.Spec()
+			s.Phase = phase
+			err := act.On(s)
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err
@@ -233,7 +237,7 @@ func (fs *faults) disable(phase string, planned time.Time, paths []string, messa
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := fs.switchOff(path)
+			err := fs.switchOff(phase, path)
 			ack := time.Now()
 			if err != nil {
 				errs[i] = err

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/netfault"
 )
 
@@ -28,7 +30,22 @@ func (r *run) startProxies() error {
 	r.proxies = netfault.New(netfault.Options{Log: f, AllowHosts: r.sc.Reach.Hosts()})
 	for _, spec := range r.sc.Proxies {
 		p := spec.WithPorts(r.ports)
-		addr, err := r.proxies.Start(netfault.Proxy{Name: p.Name, Listen: p.Listen, Upstream: p.Upstream})
+		var addr string
+		var err error
+		if decl := p.Decl(); decl.Protocol == "tcp" {
+			addr, err = r.proxies.Start(netfault.Proxy{Name: p.Name, Listen: p.Listen, Upstream: p.Upstream})
+		} else {
+			// A proxy that understands its protocol is its fault source's
+			// own server.
+			var srv fault.Server
+			if srv, err = fault.Serving(decl.Protocol).Serve(decl, f); err == nil {
+				if r.servers == nil {
+					r.servers = map[string]fault.Server{}
+				}
+				r.servers[p.Name] = srv
+				addr = srv.Addr()
+			}
+		}
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start proxy %s", p.Name), "free the port, or leave listen out so that chaoskit picks one", err)
 		}
@@ -43,6 +60,9 @@ func (r *run) stopProxies() error {
 		return nil
 	}
 	err := r.proxies.Close()
+	for _, srv := range r.servers {
+		err = errors.Join(err, srv.Close())
+	}
 	r.proxyLog.Close()
 	if err != nil {
 		return infra("the proxies did not stop", "this is a bug in chaoskit", err)

@@ -25,6 +25,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/internal/exitcode"
 	"github.com/chaoskit/chaoskit/internal/outdir"
 	"github.com/chaoskit/chaoskit/internal/termline"
@@ -183,6 +184,9 @@ type run struct {
 	grpc     *grpcClient
 	proxies  *netfault.Proxies
 	proxyLog *os.File
+	// servers are the proxies the fault sources run (those of a protocol
+	// other than tcp), by name.
+	servers map[string]fault.Server
 	// phaseBase is how many requests the phases before the running one
 	// sent: the running phase's requests are numbered from it. reqSeq feeds
 	// {seq} templates.

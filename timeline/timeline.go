@@ -102,8 +102,16 @@ const (
 	// acknowledged it.
 	FaultOn  EventKind = "fault_on"
 	FaultOff EventKind = "fault_off"
-	// FaultHits records how often a fault's marker fired while it was on.
+	// FaultHits records how often a fault's marker fired while it was on;
+	// for a fault on an HTTP or gRPC proxy, how many requests it acted on
+	// (Hits) of those it matched (Data "matched").
 	FaultHits EventKind = "fault_hits"
+	// FaultRequest records what a fault on an HTTP or gRPC proxy did to
+	// one request it matched: Point is the fault's path, Data the request
+	// ("request": "GET /price/7") and what was done ("done": "abort 503",
+	// "delay 300ms", ..., or "passed" when its probability or count let
+	// the request through).
+	FaultRequest EventKind = "fault_request"
 	// State is a sample of the target's state endpoint: Data is the JSON
 	// document it served (Message, with no Data, when sampling failed).
 	State EventKind = "state"

@@ -35,6 +35,10 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		sc.Errorf("", "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
 		return false
 	}
+	if s.Match != nil {
+		sc.Errorf(".match", "put the fault on an HTTP or gRPC proxy in front of the dependency to fault some requests only", "a failpoint fault takes no match")
+		return false
+	}
 	s.Path = s.Point
 	if cat := sc.Catalog(); cat != nil {
 		path, err := cat.Resolve(s.Point)

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	fault.Register(&fault.Source{Name: "proxy",
-		Names: func(s *fault.Spec) bool { return s.Proxy != "" },
+		Names: func(s *fault.Spec) bool { return s.Proxy != "" && (s.Protocol == "" || s.Protocol == "tcp") },
 		Check: check,
 		Overlap: func(sc fault.Scope, s *fault.Spec, phase, other string) {
 			sc.Errorf(".proxy", "give the faults separate after/for windows, or put a second proxy in front of the same upstream", "proxy %s has two faults at once in phase %q: this one and %s", s.Proxy, phase, other)
@@ -38,6 +38,10 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 			hint = suggest.Hint(s.Proxy, names)
 		}
 		sc.Errorf(".proxy", hint, "no proxy named %q", s.Proxy)
+		return false
+	}
+	if s.Match != nil {
+		sc.Errorf(".match", "declare the proxy with protocol: http (or grpc) to fault some requests only", "a TCP proxy sees connections, not requests: its faults take no match")
 		return false
 	}
 	if s.Value != "" || s.Count != 0 {
