@@ -1149,7 +1149,7 @@ func (v *validator) catalogFor() (*inject.Catalog, error) {
 var errUnreachableTarget = errors.New("the target is not reachable")
 
 func (v *validator) validateFaults(at string, p *Phase) {
-	v.proxyProtocols(p.Faults)
+	unserved := v.proxyProtocols(p.Faults)
 	var cat *inject.Catalog
 	if v.opts.Catalog != nil && p.HasPointFaults() {
 		var err error
@@ -1168,6 +1168,9 @@ func (v *validator) validateFaults(at string, p *Phase) {
 	for j := range p.Faults {
 		f := &p.Faults[j]
 		fat := fmt.Sprintf("%s.faults[%d]", at, j)
+		if unserved[j] {
+			continue
+		}
 		src := f.Source()
 		if !v.checkFault(src, fat, f, cat) {
 			continue

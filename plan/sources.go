@@ -67,16 +67,26 @@ func (s faultScope) Proxy(name string) (fault.ProxyDecl, bool) {
 }
 
 // proxyProtocols fills in the protocol of each fault on a proxy, which
-// chooses its source.
-func (v *validator) proxyProtocols(faults []Fault) {
+// chooses its source. It says which faults name a proxy of a protocol no
+// source serves (reported with the proxy): they have no source to check
+// them.
+func (v *validator) proxyProtocols(faults []Fault) (unserved []bool) {
+	unserved = make([]bool, len(faults))
 	for i := range faults {
 		f := &faults[i]
 		for _, p := range v.sc.Proxies {
-			if f.Proxy != "" && p.Name == f.Proxy {
-				f.Protocol = p.Decl().Protocol
+			if f.Proxy == "" || p.Name != f.Proxy {
+				continue
 			}
+			protocol := p.Decl().Protocol
+			if protocol != "tcp" && fault.Serving(protocol) == nil {
+				unserved[i] = true
+				continue
+			}
+			f.Protocol = protocol
 		}
 	}
+	return unserved
 }
 
 func (s faultScope) Processes() []string {

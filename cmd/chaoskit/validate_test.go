@@ -7,7 +7,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
+
+// httpFaultScenario is the truth case whose faults are on HTTP and gRPC
+// proxies.
+const httpFaultScenario = "../../testdata/truth/http-grpc-faults/scenario.yaml"
 
 // TestValidateAndRunRefuseBadInput runs the real binary on input that
 // used to hang it, exhaust it, leak a file into its errors, pass validate
@@ -27,6 +36,23 @@ func TestValidateAndRunRefuseBadInput(t *testing.T) {
 			t.Fatalf("%q is not in %s", from, scenarioFile)
 		}
 		return strings.Replace(good, from, to, 1)
+	}
+	// The truth case with HTTP and gRPC proxies, and a descriptor set (the
+	// gRPC health service's) for its gRPC proxy.
+	hsrc, err := os.ReadFile(httpFaultScenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpGood := string(hsrc)
+	httpEdit := func(from, to string) string {
+		if !strings.Contains(httpGood, from) {
+			t.Fatalf("%q is not in %s", from, httpFaultScenario)
+		}
+		return strings.Replace(httpGood, from, to, 1)
+	}
+	health, err := proto.Marshal(&descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{protodesc.ToFileDescriptorProto(grpc_health_v1.File_grpc_health_v1_health_proto)}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
@@ -57,6 +83,15 @@ func TestValidateAndRunRefuseBadInput(t *testing.T) {
 			want: []string{`s.yaml:1:7: scenario name ".." names a directory that already exists`}},
 		{name: "an unknown demo flag", files: map[string]string{"s.yaml": edit(`args: ["--db-timeout=${db_timeout}"]`, `args: ["--db-timeout=${db_timeout}", --no-such-flag]`)},
 			want: []string{fmt.Sprintf(`s.yaml:%d:11: demo args ["--db-timeout=100ms" "--no-such-flag"]: unknown flag: --no-such-flag`, lineOf(t, good, "    args: "))}},
+		{name: "an unknown gRPC method of a proxy with a descriptor set", files: map[string]string{"health.pb": string(health),
+			"s.yaml": httpEdit("    protocol: grpc\n", "    protocol: grpc\n    descriptor_set: health.pb\n")},
+			want: []string{fmt.Sprintf(`s.yaml:%d:30: the descriptor set of proxy stock has no method truth.Stock/Get (choose one of grpc.health.v1.Health/Check, grpc.health.v1.Health/List, grpc.health.v1.Health/Watch)`, lineOf(t, httpGood, "grpc_method: truth.Stock/Get")+1)}},
+		{name: "a malformed gRPC method", files: map[string]string{"s.yaml": httpEdit("grpc_method: truth.Stock/Get", "grpc_method: truth.Stock.Get")},
+			want: []string{fmt.Sprintf(`s.yaml:%d:30: "truth.Stock.Get" is not a gRPC method name (write package.Service/Method, such as truth.Stock/Get)`, lineOf(t, httpGood, "grpc_method: truth.Stock/Get"))}},
+		{name: "an HTTP fault's probability of 1.5", files: map[string]string{"s.yaml": httpEdit("probability: 0.5", "probability: 1.5")},
+			want: []string{fmt.Sprintf(`s.yaml:%d:22: probability 1.5 is outside 0..1 (write a share such as 0.3)`, lineOf(t, httpGood, "probability: 0.5"))}},
+		{name: "an unknown HTTP fault action", files: map[string]string{"s.yaml": httpEdit("action: abort", "action: abrot")},
+			want: []string{fmt.Sprintf(`s.yaml:%d:17: unknown action "abrot" for the http proxy prices (did you mean "abort"?)`, lineOf(t, httpGood, "action: abort"))}},
 		{name: "a rate no machine can attempt", files: map[string]string{"s.yaml": edit("rate: 200/s", "rate: 1000000000/s")},
 			want: []string{fmt.Sprintf("s.yaml:%d:9: rate 1000000000/s is 1000000000 requests a second, more than the 1000000/s chaoskit can attempt", lineOf(t, good, "  rate: 200/s"))}},
 	}
