@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/fault"
+	_ "github.com/chaoskit/chaoskit/fault/httpproxy"
 	_ "github.com/chaoskit/chaoskit/fault/point"
 	_ "github.com/chaoskit/chaoskit/fault/process"
 	_ "github.com/chaoskit/chaoskit/fault/proxy"
@@ -20,6 +21,9 @@ func TestOneSourceNamesEachFault(t *testing.T) {
 		{fault.Spec{Point: "p"}, "point"},
 		{fault.Spec{Path: "left/on"}, "point"},
 		{fault.Spec{Proxy: "pg"}, "proxy"},
+		{fault.Spec{Proxy: "pg", Protocol: "tcp"}, "proxy"},
+		{fault.Spec{Proxy: "prices", Protocol: "http"}, "http"},
+		{fault.Spec{Proxy: "stock", Protocol: "grpc"}, "http"},
 		{fault.Spec{Proxy: "pg", Process: "target"}, "proxy"},
 		{fault.Spec{Process: "target"}, "process"},
 		{fault.Spec{Process: "target", Point: "p"}, "process"},
@@ -36,5 +40,21 @@ func TestOneSourceNamesEachFault(t *testing.T) {
 		if got := fault.Of(&tt.s).Name; got != tt.want {
 			t.Errorf("Of(%+v) = %s, want %s", tt.s, got, tt.want)
 		}
+	}
+}
+
+// A proxy's protocol chooses the source that serves it; tcp is the run's
+// own.
+func TestServing(t *testing.T) {
+	for p, want := range map[string]string{"http": "http", "grpc": "http"} {
+		if src := fault.Serving(p); src == nil || src.Name != want || src.Serve == nil {
+			t.Errorf("Serving(%s) = %v, want the %s source with Serve", p, src, want)
+		}
+	}
+	if src := fault.Serving("tcp"); src != nil {
+		t.Errorf("Serving(tcp) = %s, want none: the run starts TCP proxies itself", src.Name)
+	}
+	if got := fault.Protocols(); len(got) != 3 || got[0] != "tcp" {
+		t.Errorf("Protocols() = %v, want tcp, http, grpc", got)
 	}
 }

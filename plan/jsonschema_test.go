@@ -170,3 +170,25 @@ func scenarioText(text string) bool {
 	}
 	return false
 }
+
+// The schema knows the HTTP and gRPC proxies' keys: the truth case that
+// uses them passes, and a misspelt key of a match is refused.
+func TestSchemaHasHTTPProxyFaults(t *testing.T) {
+	sch := compileSchema(t)
+	good, err := os.ReadFile(filepath.Join("..", "testdata", "truth", "http-grpc-faults", "scenario.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := validateYAML(sch, good); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ old, new string }{
+		{"grpc_method:", "grpc_metod:"},
+		{"protocol: http", "protocl: http"},
+	} {
+		bad := strings.Replace(string(good), tt.old, tt.new, 1)
+		if err := validateYAML(sch, []byte(bad)); err == nil {
+			t.Errorf("%s: accepted", tt.new)
+		}
+	}
+}
