@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,8 +165,9 @@ func (r *run) startDemo(ctx context.Context, t *target, args []string) error {
 		ctrl := "127.0.0.1:" + strconv.Itoa(port)
 		argv := []string{r.opts.Self, "demo", "serve", "--listen", "127.0.0.1:0"}
 		for _, a := range args {
-			// {port:NAME} points the demo at a dependency or a proxy.
-			argv = append(argv, plan.FillPorts(a, r.ports))
+			// {port:NAME} points the demo at a dependency or a proxy;
+			// {tmpdir} at a file a setup program wrote.
+			argv = append(argv, strings.ReplaceAll(plan.FillPorts(a, r.ports), plan.TempDirRef, r.scratch))
 		}
 		proc, err := r.spawn(argv, t.controlEnv(ctrl), "")
 		if err != nil {
@@ -240,7 +240,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 		if err != nil {
 			return infra(fmt.Sprintf("cannot start the target: %v", err), "build it first (chaoskit build --output-file BINARY ./cmd/yourservice) or fix target.command.argv", nil)
 		}
-		env := append(r.scratchEnv(), r.tlsEnv()...)
+		env := r.tlsEnv()
 		if spec.Failpoints != "" {
 			env = append(env, t.controlEnv(hostPort(spec.Failpoints))...)
 		}
@@ -286,7 +286,7 @@ func (r *run) startCommand(ctx context.Context, t *target) error {
 // spawn starts argv with its output saved in the run directory and records
 // it on the timeline.
 func (r *run) spawn(argv, env []string, dir string) (*process, error) {
-	env = append(slices.Clone(env), r.passwordEnv()...)
+	env = append(append(r.scratchEnv(), env...), r.passwordEnv()...)
 	proc, err := startProcess(argv, env, dir, filepath.Join(r.dir, "target.stdout"), filepath.Join(r.dir, "target.stderr"))
 	if err != nil {
 		return nil, err
@@ -314,7 +314,7 @@ func (r *run) switchesFailpoints() bool {
 // waits until it is ready. Its failpoints start off.
 func (r *run) restartTarget(ctx context.Context) (*process, error) {
 	t := r.tgt
-	env := append(slices.Clone(t.env), r.passwordEnv()...)
+	env := append(append(r.scratchEnv(), t.env...), r.passwordEnv()...)
 	proc, err := startProcessWith(t.argv, env, t.dir, filepath.Join(r.dir, TargetStdout), filepath.Join(r.dir, TargetStderr), startOptions{Append: true})
 	if err != nil {
 		return nil, err
