@@ -66,7 +66,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 
 // CheckArgs says whether args are arguments `chaoskit demo serve` accepts
 // after the --listen chaoskit gives it: known flags with values of their
-// type, no positional arguments, a known --bug, and a --listen (which
+// type, no positional arguments, a known --bug and --lie, and a --listen (which
 // overrides chaoskit's) on a loopback address. The error names the
 // argument and what would be right.
 func CheckArgs(args []string) error {
