@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/chaoskit/chaoskit/timeline"
 )
@@ -26,7 +29,6 @@ import (
 var (
 	metricAggForm = regexp.MustCompile(`^(increase|rate|max|min|avg|last)\(\s*(` + metricNamePat + `)\s*(\{[^}]*\})?\s*\)\s*` + opPat + `\s*(.+)$`)
 	quantileForm  = regexp.MustCompile(`^histogram_quantile\(\s*` + numPat + `\s*,\s*(` + metricNamePat + `)\s*(\{[^}]*\})?\s*\)\s*` + opPat + `\s*(.+)$`)
-	matcherPat    = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*")\s*(?:,|$)`)
 )
 
 const metricNamePat = `[a-zA-Z_:][a-zA-Z0-9_:]*`
@@ -60,62 +62,46 @@ func MetricNames(expect string) []string {
 	return nil
 }
 
-// matcher is one label matcher of a selector.
-type matcher struct {
-	name, op, value string
-	re              *regexp.Regexp
-}
-
-func (m matcher) matches(labels map[string]any) bool {
-	v, _ := labels[m.name].(string)
-	switch m.op {
-	case "=":
-		return v == m.value
-	case "!=":
-		return v != m.value
-	case "=~":
-		return m.re.MatchString(v)
-	}
-	return !m.re.MatchString(v)
-}
-
-// selector is a metric name and its label matchers.
+// selector is a metric name and its label matchers, as PromQL reads them.
 type selector struct {
 	name     string
-	matchers []matcher
+	matchers []*labels.Matcher
 	text     string
 }
 
-// parseSelector parses `{a="x", b=~"y.*"}` (braces included, or empty).
+// parseSelector parses `{a="x", b=~"y.*"}` (braces included, or empty)
+// after the metric name with Prometheus's own parser, so that a selector
+// means here what it means to a Prometheus server: anchored regexps,
+// escapes, `'` and backquoted strings, a trailing comma.
 func parseSelector(src, name, braces string) (selector, error) {
 	sel := selector{name: name, text: name + braces}
-	body := strings.TrimSuffix(strings.TrimPrefix(braces, "{"), "}")
-	for strings.TrimSpace(body) != "" {
-		m := matcherPat.FindStringSubmatch(body)
-		if m == nil {
-			return sel, valueError(src, strings.TrimSpace(body), fmt.Sprintf("label matcher %q does not parse", strings.TrimSpace(body)),
-				`write label="value", label!="value", label=~"regexp" or label!~"regexp", separated by commas`)
+	ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(name + braces)
+	if err != nil {
+		return sel, valueError(src, strings.TrimSpace(braces), fmt.Sprintf("selector %s does not parse: %v", sel.text, selectorError(err)),
+			`write label="value", label!="value", label=~"regexp" or label!~"regexp", separated by commas`)
+	}
+	for _, m := range ms {
+		if m.Name != labels.MetricName {
+			sel.matchers = append(sel.matchers, m)
 		}
-		value, err := strconv.Unquote(m[3])
-		if err != nil {
-			return sel, valueError(src, m[3], fmt.Sprintf("label value %s does not parse", m[3]), "write a double-quoted string")
-		}
-		mt := matcher{name: m[1], op: m[2], value: value}
-		if mt.op == "=~" || mt.op == "!~" {
-			// Anchored, as in PromQL.
-			if mt.re, err = regexp.Compile("^(?:" + value + ")$"); err != nil {
-				return sel, valueError(src, m[3], fmt.Sprintf("regexp %s: %v", m[3], err), "")
-			}
-		}
-		sel.matchers = append(sel.matchers, mt)
-		body = body[len(m[0]):]
 	}
 	return sel, nil
 }
 
-func (s selector) matches(labels map[string]any) bool {
+// selectorError is the parser's message without the position, which is
+// within the selector, not the scenario file.
+func selectorError(err error) string {
+	var perrs parser.ParseErrors
+	if errors.As(err, &perrs) && len(perrs) > 0 {
+		return perrs[0].Err.Error()
+	}
+	return err.Error()
+}
+
+func (s selector) matches(lbls map[string]any) bool {
 	for _, m := range s.matchers {
-		if !m.matches(labels) {
+		v, _ := lbls[m.Name].(string)
+		if !m.Matches(v) {
 			return false
 		}
 	}

@@ -128,7 +128,7 @@ func TestBreakerOpensOnMetrics(t *testing.T) {
 
 func TestMetricFormErrors(t *testing.T) {
 	for _, tt := range []struct{ expect, want string }{
-		{`increase(x_total{kind=product}) < 1`, `label matcher "kind=product" does not parse`},
+		{`increase(x_total{kind=product}) < 1`, `selector x_total{kind=product} does not parse: unexpected identifier "product" in label matching, expected string`},
 		{`increase(x_total{kind=~"("}) < 1`, "regexp"},
 		{`max(x_state) == lots`, "bad bound"},
 		{`histogram_quantile(1.5, x_seconds) < 1s`, "quantile 1.5 is not between 0 and 1"},
@@ -137,6 +137,36 @@ func TestMetricFormErrors(t *testing.T) {
 		_, err := Compile(conv(Spec{Name: "c", Expect: []string{tt.expect}}))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.expect, err, tt.want)
+		}
+	}
+}
+
+// TestSelectorsReadAsPromQL: a selector means what it means to a
+// Prometheus server, whose parser reads it: single quotes, backquotes and
+// a trailing comma are PromQL; regexps are anchored; an empty value
+// matches a series without the label.
+func TestSelectorsReadAsPromQL(t *testing.T) {
+	series := map[string]any{"code": "503", "route": "product"}
+	for _, tt := range []struct {
+		braces string
+		want   bool
+	}{
+		{`{code=~"5.."}`, true},
+		{`{code=~"5"}`, false},
+		{`{code='503',}`, true},
+		{"{route=`prod.*`}", false},
+		{"{route=~`prod.*`}", true},
+		{`{code!~"4..|5.."}`, false},
+		{`{tenant=""}`, true},
+		{`{route="product", code!="503"}`, false},
+	} {
+		sel, err := parseSelector("x"+tt.braces, "x", tt.braces)
+		if err != nil {
+			t.Errorf("%s: %v", tt.braces, err)
+			continue
+		}
+		if got := sel.matches(series); got != tt.want {
+			t.Errorf("%s matches %v: %v, want %v", tt.braces, series, got, tt.want)
 		}
 	}
 }
