@@ -200,16 +200,12 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 	go func() {
 		defer p.wg.Done()
 		defer close(p.lines)
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(outFile, line)
-			fmt.Fprintln(p.output, line)
+		readLines(outR, io.MultiWriter(outFile, p.output), func(line string) {
 			select {
 			case p.lines <- line:
 			default: // nobody is listening any more; the file keeps it
 			}
-		}
+		})
 	}()
 	go func() {
 		for r := range reports {
@@ -245,6 +241,43 @@ func startProcessWith(argv, env []string, dir, stdoutPath, stderrPath string, op
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// maxLine bounds how much of one stdout line readLines hands on; the
+// rest of a longer line still goes to the file.
+const maxLine = 64 << 10
+
+// readLines copies r to w as it is, to its end, and calls line with each
+// line (without its line ending; the first maxLine bytes of a longer
+// one). A line of any length is read through a buffer of fixed size, so
+// a program that prints megabytes without a newline neither stalls on a
+// pipe nobody reads any more nor makes chaoskit hold it all.
+func readLines(r io.Reader, w io.Writer, line func(string)) {
+	br := bufio.NewReaderSize(r, 32<<10)
+	var cur []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			_, _ = w.Write(chunk)
+		}
+		text := chunk
+		if err == nil {
+			text = chunk[:len(chunk)-1]
+		}
+		if room := maxLine - len(cur); room > 0 {
+			cur = append(cur, text[:min(room, len(text))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil || len(cur) > 0 {
+			line(strings.TrimSuffix(string(cur), "\r"))
+		}
+		cur = cur[:0]
+		if err != nil {
+			return
+		}
+	}
 }
 
 // pid returns the target's process id.

@@ -198,3 +198,49 @@ func TestRunStepTimeoutKillsItsProcessTree(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStepPrintsALongLine: a step whose program prints a line of 1 MiB
+// (16 times what a line scanner takes) runs to its end, its whole output
+// kept in the run directory, and a value it printed before the long line
+// is still captured.
+func TestRunStepPrintsALongLine(t *testing.T) {
+	res, log, err, dir := stepsRun(t, "200ms", `setup:
+  - name: long
+    run: [sh, -c, "echo id=42; head -c 1048576 /dev/zero | tr '\\0' x; echo; echo done"]
+    capture: {id: "{regexp.id=([0-9]+)}"}
+    timeout: 30s
+teardown:
+  - {name: note, run: [sh, -c, "echo {capture.id} >> DIR/log"]}`, "")
+	if err != nil {
+		t.Fatalf("err = %v\n%s", err, log)
+	}
+	if got := readText(t, filepath.Join(dir, "log")); got != "42\n" {
+		t.Errorf("the teardown wrote %q, want the captured id", got)
+	}
+	out := readText(t, filepath.Join(res.Dir, StepsDir, "setup-1.stdout"))
+	if want := len("id=42\n") + 1<<20 + len("\ndone\n"); len(out) != want || !strings.HasSuffix(out, "x\ndone\n") {
+		t.Errorf("the step's stdout in the run directory has %d bytes, want %d ending in the line after the long one", len(out), want)
+	}
+}
+
+// TestReadLinesBoundsALine: readLines copies every byte and hands on each
+// line, at most maxLine bytes of it, line endings removed.
+func TestReadLinesBoundsALine(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	in := "a\r\n" + long + "\nb\n\nlast"
+	var out bytes.Buffer
+	var lines []string
+	readLines(strings.NewReader(in), &out, func(l string) { lines = append(lines, l) })
+	if out.String() != in {
+		t.Errorf("copied %d bytes, want %d", out.Len(), len(in))
+	}
+	want := []string{"a", long[:maxLine], "b", "", "last"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d", len(lines), len(want))
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d has %d bytes, want %d", i, len(lines[i]), len(want[i]))
+		}
+	}
+}
