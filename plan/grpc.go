@@ -41,6 +41,11 @@ type GRPCTarget struct {
 	// (it answers UNIMPLEMENTED) is ready once it accepts a TCP
 	// connection. A target with url is ready by its HTTP check instead.
 	Health string `yaml:"health"`
+	// TLS makes chaoskit speak TLS to Address, trusting what target.tls
+	// says: the CA file it names, or the certificate it generates for a
+	// target chaoskit starts, checked against tls.server_name or else the
+	// address's host. The check is never skipped.
+	TLS bool `yaml:"tls"`
 
 	// Files are the descriptors read from DescriptorSet, filled in by
 	// validation; nil when the server is asked by reflection.

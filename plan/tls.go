@@ -57,8 +57,9 @@ func (t Target) WithTLSFiles(f TLSFiles) Target {
 	return t
 }
 
-// validateTLS checks target.tls against the url's scheme and reads the
-// CA file.
+// validateTLS checks target.tls against the url's scheme (an http://
+// url is fine when the TLS is the gRPC address's, target.grpc.tls) and
+// reads the CA file.
 func (v *validator) validateTLS() {
 	t := &v.sc.Target
 	https := strings.HasPrefix(strings.ToLower(t.URL), "https://")
@@ -68,14 +69,24 @@ func (v *validator) validateTLS() {
 			refs = refs || strings.Contains(s, "{tls:")
 		}
 	}
+	grpcTLS := t.GRPC != nil && t.GRPC.TLS
 	c := t.TLS
 	if c == nil {
 		if refs {
 			v.errorf("$.target.command", "add tls: {generate: true} to the target", "the command uses a {tls:...} placeholder but the target has no generated certificate")
 		}
+		if grpcTLS {
+			v.errorf("$.target.grpc.tls", "add tls: {generate: true} (a certificate chaoskit makes for a service it starts) or tls: {ca: certs/ca.pem} to the target: it says what chaoskit trusts", "target.grpc.tls is true but the target has no tls")
+		}
 		return
 	}
-	if !https {
+	switch {
+	case https || grpcTLS:
+	case t.URL == "" && t.GRPC != nil:
+		v.errorf("$.target.tls", "add tls: true to target.grpc, or remove tls", "target.tls is given but the gRPC address does not speak TLS (target.grpc.tls is not true)")
+	case t.GRPC != nil:
+		v.errorf("$.target.tls", "write url: https://127.0.0.1:{port}, or add tls: true to target.grpc for a gRPC address on TLS, or remove tls", "target.tls is given but the url %q does not start with https://", t.URL)
+	default:
 		v.errorf("$.target.tls", "write url: https://127.0.0.1:{port}, or remove tls", "target.tls is given but the url %q does not start with https://", t.URL)
 	}
 	switch {

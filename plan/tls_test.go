@@ -66,3 +66,58 @@ func TestTargetTLS(t *testing.T) {
 		})
 	}
 }
+
+const grpcTLSScenario = `name: tls
+target:
+  command:
+    argv: [./svc, --grpc, "127.0.0.1:{port:grpc}", "--cert={tls:cert}"]
+URL  grpc:
+    address: "127.0.0.1:{port:grpc}"
+GRPCTLS
+TLS
+load:
+  rate: 10/s
+  requests: [{grpc: {method: fixture.Items/GetItem, message: {id: 1}}}]
+phases:
+  - {name: p, duration: 1s}
+`
+
+// TestGRPCTargetTLS: target.grpc.tls speaks TLS to the gRPC address with
+// what target.tls trusts, also beside a plain http:// url; without
+// target.tls, or target.tls with neither an https:// url nor
+// target.grpc.tls, it is refused at its place with a hint.
+func TestGRPCTargetTLS(t *testing.T) {
+	tests := []struct {
+		name, url, grpcTLS, tls string
+		want                    string // "" loads
+	}{
+		{"gRPC only", "", "    tls: true", "  tls: {generate: true}", ""},
+		{"beside a plain url", "  url: http://127.0.0.1:{port}\n", "    tls: true", "  tls: {generate: true}", ""},
+		{"no target.tls", "", "    tls: true", "", "tls.yaml:7:10: target.grpc.tls is true but the target has no tls (add tls: {generate: true}"},
+		{"target.tls for nothing", "", "    tls: false", "  tls: {generate: true}", "tls.yaml:8:8: target.tls is given but the gRPC address does not speak TLS (target.grpc.tls is not true) (add tls: true to target.grpc"},
+		{"beside a plain url, grpc plain", "  url: http://127.0.0.1:{port}\n", "", "  tls: {generate: true}", "or add tls: true to target.grpc for a gRPC address on TLS"},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := strings.NewReplacer("URL", tt.url, "GRPCTLS", tt.grpcTLS, "TLS", tt.tls).Replace(grpcTLSScenario)
+			name := filepath.Join(dir, "tls.yaml")
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sc, err := LoadFile(name, Options{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sc.Target.GRPC.TLS || sc.Target.TLS == nil || !sc.Target.TLS.Generate {
+					t.Errorf("target.grpc %+v, target.tls %+v", sc.Target.GRPC, sc.Target.TLS)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
@@ -59,7 +61,7 @@ func (r *run) connectGRPC(ctx context.Context) error {
 		return nil
 	}
 	addr := r.tgt.grpcAddr
-	g, err := openGRPC(ctx, addr, r.sc.Reach, r.sc.Target.GRPC.Files, r.sc.GRPCServices())
+	g, err := openGRPC(ctx, addr, r.sc.Reach, r.grpcTLS(), r.sc.Target.GRPC.Files, r.sc.GRPCServices())
 	r.grpc = g
 	if err != nil {
 		return err
@@ -67,14 +69,32 @@ func (r *run) connectGRPC(ctx context.Context) error {
 	return r.sc.CheckGRPC(g.files)
 }
 
+// grpcTLS is the TLS configuration of the target's gRPC address: nil
+// for plain text, else what target.tls trusts.
+func (r *run) grpcTLS() *tls.Config {
+	if g := r.sc.Target.GRPC; g == nil || !g.TLS {
+		return nil
+	}
+	return r.tls.config
+}
+
+// grpcCredentials is plain text without a TLS configuration, else TLS
+// with it (gRPC adds the h2 ALPN protocol it needs).
+func grpcCredentials(cfg *tls.Config) credentials.TransportCredentials {
+	if cfg == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(cfg.Clone())
+}
+
 // openGRPC connects to the gRPC server at addr (on loopback or a host allow
-// allows) and learns
+// allows), over TLS with cfg when it is not nil, and learns
 // its methods: from files, else by server reflection, asking for services
 // besides those it lists.
-func openGRPC(ctx context.Context, addr string, allow *reach.Policy, files *protoregistry.Files, services []string) (*grpcClient, error) {
+func openGRPC(ctx context.Context, addr string, allow *reach.Policy, cfg *tls.Config, files *protoregistry.Files, services []string) (*grpcClient, error) {
 	dial := allow.Dial(&net.Dialer{Timeout: controlTimeout})
 	conn, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(grpcCredentials(cfg)),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),
 		grpc.WithStatsHandler(answerWatch{}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCMessage)))

@@ -100,7 +100,7 @@ func echoRequest(n int, metadata map[string]string, deadline time.Duration) plan
 func TestGRPCCall(t *testing.T) {
 	addr := startEcho(t)
 	ctx := context.Background()
-	g, err := openGRPC(ctx, addr, nil, nil, []string{"test.Echo"})
+	g, err := openGRPC(ctx, addr, nil, nil, nil, []string{"test.Echo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestGRPCCall(t *testing.T) {
 func TestGRPCAttack(t *testing.T) {
 	addr := startEcho(t)
 	ctx := context.Background()
-	g, err := openGRPC(ctx, addr, nil, nil, nil)
+	g, err := openGRPC(ctx, addr, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

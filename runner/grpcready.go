@@ -2,13 +2,13 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
@@ -22,6 +22,7 @@ import (
 // connection, and the note says so once.
 type grpcHealth struct {
 	addr, service string
+	tls           *tls.Config
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
 	once          sync.Once
 	conn          *grpc.ClientConn
@@ -31,8 +32,8 @@ type grpcHealth struct {
 	fellBack bool
 }
 
-func newGRPCHealth(addr, service string, allow *reach.Policy) *grpcHealth {
-	return &grpcHealth{addr: addr, service: service, dial: allow.Dial(&net.Dialer{Timeout: controlTimeout})}
+func newGRPCHealth(addr, service string, allow *reach.Policy, cfg *tls.Config) *grpcHealth {
+	return &grpcHealth{addr: addr, service: service, tls: cfg, dial: allow.Dial(&net.Dialer{Timeout: controlTimeout})}
 }
 
 // check makes one readiness check: nil when the target is ready.
@@ -42,7 +43,7 @@ func (h *grpcHealth) check(ctx context.Context) error {
 	}
 	h.once.Do(func() {
 		h.conn, h.connErr = grpc.NewClient("passthrough:///"+h.addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithTransportCredentials(grpcCredentials(h.tls)),
 			grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return h.dial(ctx, "tcp", a) }))
 	})
 	if h.connErr != nil {

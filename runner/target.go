@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -44,6 +45,9 @@ type target struct {
 	// reach says where a target chaoskit does not start may be, for the
 	// dialers of a gRPC-only target's readiness.
 	reach *reach.Policy
+	// grpcTLS is the TLS configuration of the gRPC address, nil for
+	// plain text.
+	grpcTLS *tls.Config
 	// noHealth is noted once: a gRPC-only target that serves no health
 	// service was found ready by a TCP connect.
 	noHealth bool
@@ -59,7 +63,7 @@ const startAttempts = 3
 // startTarget brings the scenario's target up and waits until it is ready.
 func (r *run) startTarget(ctx context.Context) (*target, error) {
 	spec := r.sc.Target
-	t := &target{spec: spec, client: r.targetClient(controlTimeout), reach: r.sc.Reach}
+	t := &target{spec: spec, client: r.targetClient(controlTimeout), reach: r.sc.Reach, grpcTLS: r.grpcTLS()}
 	var err error
 	if spec.Demo != nil || spec.Command != nil {
 		if t.token, err = newControlToken(); err != nil {
@@ -435,7 +439,7 @@ func (t *target) waitReady(ctx context.Context, proc *process) error {
 	probe := func() error { return t.probe(ctx, url, t.spec.Ready.Status) }
 	if t.baseURL == "" && t.grpcAddr != "" {
 		// A gRPC-only target: the health protocol, or a TCP connect.
-		h := newGRPCHealth(t.grpcAddr, t.spec.GRPC.Health, t.reach)
+		h := newGRPCHealth(t.grpcAddr, t.spec.GRPC.Health, t.reach, t.grpcTLS)
 		defer h.close()
 		probe = func() error {
 			err := h.check(ctx)

@@ -87,3 +87,37 @@ func TestGRPCOnlyTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCTargetOverTLS runs testdata/grpcservice serving gRPC over TLS
+// only: with target.grpc.tls, readiness (the health protocol) and the
+// load speak TLS to it, trusting the certificate chaoskit generated for
+// the run or the CA file the scenario names, and the contract passes.
+// Trusting another CA, or speaking plain text to it, the run stops with
+// exit 3 before any load, saying why; nothing is left running.
+func TestGRPCTargetOverTLS(t *testing.T) {
+	bin := chaoskitBin(t)
+	dir := t.TempDir()
+	svc := buildFixture(t, dir, "grpcservice")
+	writeTestCA(t, dir, "ca.pem", "cert.pem", "key.pem")
+	other := t.TempDir()
+	writeTestCA(t, other, "ca.pem", "cert.pem", "key.pem")
+	writeFile(t, dir, "other-ca.pem", string(mustRead(t, filepath.Join(other, "ca.pem"))))
+	own := `, --cert, ` + filepath.Join(dir, "cert.pem") + `, --key, ` + filepath.Join(dir, "key.pem")
+	for _, tt := range []struct{ name, flags, grpc, want string }{
+		{"generated", `, --cert, "{tls:cert}", --key, "{tls:key}"`, "\n    tls: true\n  tls: {generate: true}", ""},
+		{"named-ca", own, "\n    tls: true\n  tls: {ca: ca.pem}", ""},
+		{"other-ca", own, "\n    tls: true\n  tls: {ca: other-ca.pem}", "certificate signed by unknown authority"},
+		{"plain", own, "", "the target was not ready within 3s"},
+	} {
+		scenario := writeFile(t, dir, tt.name+".yaml", sprintf(grpcOnlyScenario, svc, tt.flags, tt.grpc, ""))
+		out := filepath.Join(dir, "out-"+tt.name)
+		res := runBin(t, bin, "run", scenario, "--report-dir", out)
+		if tt.want == "" && res.code != 0 {
+			t.Errorf("%s: exit %d, want 0\n%s\n%s", tt.name, res.code, res.stdout, res.stderr)
+		}
+		if tt.want != "" && (res.code != 3 || !strings.Contains(res.stderr, tt.want)) {
+			t.Errorf("%s: exit %d, want 3 and %q\n%s\n%s", tt.name, res.code, tt.want, res.stdout, res.stderr)
+		}
+		assertNoOrphans(t, readTimeline(t, filepath.Join(out, "grpc-only")))
+	}
+}

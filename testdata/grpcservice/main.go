@@ -4,7 +4,8 @@
 // fixture.Items) registered, and GET /healthz over HTTP for readiness.
 // With --listen "" it serves no HTTP at all (a gRPC-only service); with
 // --no-health it registers no health service, so Health/Check answers
-// UNIMPLEMENTED. Its messages are
+// UNIMPLEMENTED. With --cert and --key it serves gRPC over TLS with that
+// certificate (the HTTP listener stays plain). Its messages are
 // defined here as descriptors (no generated code):
 //
 //	message GetItemRequest { int32 id = 1; }
@@ -28,6 +29,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -69,6 +71,8 @@ func main() {
 	grpcAddr := flag.String("grpc", "127.0.0.1:9090", "gRPC address")
 	unavailable := flag.Bool("unavailable", false, "answer every call UNAVAILABLE")
 	descriptors := flag.String("descriptors", "", "write the FileDescriptorSet to this file and exit")
+	cert := flag.String("cert", "", "serve gRPC over TLS with this certificate file (PEM)")
+	key := flag.String("key", "", "the certificate's key file (PEM)")
 	flag.Parse()
 
 	if *descriptors != "" {
@@ -106,7 +110,15 @@ func main() {
 		}
 		return res, nil
 	}
-	srv := grpc.NewServer()
+	var opts []grpc.ServerOption
+	if *cert != "" {
+		creds, err := credentials.NewServerTLSFromFile(*cert, *key)
+		if err != nil {
+			log.Fatal(err)
+		}
+		opts = append(opts, grpc.Creds(creds))
+	}
+	srv := grpc.NewServer(opts...)
 	srv.RegisterService(&grpc.ServiceDesc{
 		ServiceName: "fixture.Items",
 		HandlerType: (*any)(nil),
