@@ -85,7 +85,7 @@ func Singles(fz *plan.FaultSpace) []Combo {
 	for i := range fz.Faults {
 		ff := &fz.Faults[i]
 		for _, a := range ff.Actions {
-			f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Process: ff.Process, Action: inject.Action(a), Value: strongest(ff, inject.Action(a))}
+			f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Process: ff.Process, Match: ff.Match, Action: inject.Action(a), Value: strongest(ff, inject.Action(a))}
 			if ff.Probability.Max < 1 && f.hasProbability() {
 				f.Probability = ff.Probability.Max
 			}

@@ -100,7 +100,7 @@ func draw(fz *plan.FaultSpace, ch chooser) Schedule {
 }
 
 func drawFault(ch chooser, ff *plan.FuzzFault, d time.Duration) Fault {
-	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Process: ff.Process, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
+	f := Fault{Point: ff.Name(), Path: ff.Path, Proxy: ff.Proxy, Process: ff.Process, Match: ff.Match, Action: inject.Action(ff.Actions[ch.intn(len(ff.Actions))])}
 	f.Value = valueFor(ch, ff, f.Action)
 	if p := probabilityIn(ch, ff.Probability); f.hasProbability() {
 		f.Probability = p // drawn either way, so that the choices after it stay put
@@ -123,6 +123,12 @@ func drawFault(ch chooser, ff *plan.FuzzFault, d time.Duration) Fault {
 	return f
 }
 
+// The actions of an HTTP or gRPC proxy whose value a schedule draws.
+const (
+	requestAbort inject.Action = "abort"
+	requestDelay inject.Action = "delay"
+)
+
 // valueFor draws the value of an action.
 func valueFor(ch chooser, ff *plan.FuzzFault, a inject.Action) string {
 	switch a {
@@ -132,6 +138,12 @@ func valueFor(ch chooser, ff *plan.FuzzFault, a inject.Action) string {
 		return ff.Errors[ch.intn(len(ff.Errors))]
 	case inject.Status:
 		return strconv.Itoa(ff.Statuses[ch.intn(len(ff.Statuses))])
+	case requestDelay:
+		return durationIn(ch, ff.Latency.Min, ff.Latency.Max, latencyStep).String()
+	case requestAbort:
+		if len(ff.Statuses) > 0 { // an HTTP proxy's; a gRPC proxy's abort is UNAVAILABLE
+			return strconv.Itoa(ff.Statuses[ch.intn(len(ff.Statuses))])
+		}
 	}
 	return ""
 }
@@ -146,6 +158,12 @@ func strongest(ff *plan.FuzzFault, a inject.Action) string {
 		return ff.Errors[0]
 	case inject.Status:
 		return strconv.Itoa(ff.Statuses[0])
+	case requestDelay:
+		return ff.Latency.Max.String()
+	case requestAbort:
+		if len(ff.Statuses) > 0 {
+			return strconv.Itoa(ff.Statuses[0])
+		}
 	}
 	return ""
 }

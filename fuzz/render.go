@@ -3,11 +3,14 @@ package fuzz
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/plan"
 )
 
@@ -199,10 +202,18 @@ func renderPhases(s Schedule) []any {
 				case f.Process != "":
 					fm[0] = yaml.MapItem{Key: "process", Value: f.Process}
 				case f.Proxy != "":
-					// A proxy fault gives its setting by name.
+					// A TCP proxy's latency is a setting by name; an HTTP or
+					// gRPC proxy's abort and delay take a value, and the
+					// requests it acts on a match.
 					fm[0] = yaml.MapItem{Key: "proxy", Value: f.Proxy}
-					if f.Value != "" {
+					switch {
+					case f.Value != "" && f.Action == "latency":
 						fm = append(fm, yaml.MapItem{Key: "latency", Value: f.Value})
+					case f.Value != "":
+						fm = append(fm, yaml.MapItem{Key: "value", Value: f.Value})
+					}
+					if f.Match != nil {
+						fm = append(fm, yaml.MapItem{Key: "match", Value: renderMatch(f.Match)})
 					}
 				case f.Value != "":
 					fm = append(fm, yaml.MapItem{Key: "value", Value: strings.ReplaceAll(f.Value, "$", "$$")})
@@ -235,4 +246,22 @@ func Load(base *plan.Scenario, s Schedule, name, file, comment string, opts plan
 	opts.Vars, opts.RateScale = nil, 0
 	sc, err := plan.Parse(file, text, opts)
 	return sc, text, err
+}
+
+// renderMatch writes a match as the scenario does.
+func renderMatch(m *fault.Match) yaml.MapSlice {
+	var out yaml.MapSlice
+	for _, kv := range [][2]string{{"method", m.Method}, {"path", m.Path}, {"grpc_method", m.GRPCMethod}} {
+		if kv[1] != "" {
+			out = append(out, yaml.MapItem{Key: kv[0], Value: kv[1]})
+		}
+	}
+	if len(m.Headers) > 0 {
+		var hs yaml.MapSlice
+		for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
+			hs = append(hs, yaml.MapItem{Key: k, Value: m.Headers[k]})
+		}
+		out = append(out, yaml.MapItem{Key: "headers", Value: hs})
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/plan"
 )
@@ -31,9 +32,12 @@ type Fault struct {
 	// process fault; both empty for a failpoint.
 	Proxy   string
 	Process string
-	// Action and Value are what the fault does (see inject.Fault).
+	// Action and Value are what the fault does (see inject.Fault; for an
+	// HTTP or gRPC proxy, abort with the status Value, or delay for it).
 	Action inject.Action
 	Value  string
+	// Match restricts a fault on an HTTP or gRPC proxy to some requests.
+	Match *fault.Match
 	// Probability is the share of evaluations that fire; 0 means always.
 	Probability float64
 	// After and For place the fault in its phase: on After into it, for
@@ -214,7 +218,7 @@ func Extract(sc *plan.Scenario) Schedule {
 				ff.Point, ff.Process = f.Path, f.Process
 			}
 			if f.Proxy != "" {
-				ff.Point, ff.Proxy = f.Path, f.Proxy
+				ff.Point, ff.Proxy, ff.Match = f.Path, f.Proxy, f.Match
 				if f.Action == "latency" {
 					ff.Value = f.Latency.D().String()
 				}

@@ -272,7 +272,7 @@ func (sh *Shrinker) lowerProbability(s Schedule) []candidate {
 
 func (sh *Shrinker) lowerLatency(s Schedule) []candidate {
 	return eachFault(s, func(f *Fault) string {
-		if f.Action != "latency" {
+		if f.Action != "latency" && f.Action != requestDelay {
 			return ""
 		}
 		d, err := time.ParseDuration(f.Value)
@@ -281,7 +281,7 @@ func (sh *Shrinker) lowerLatency(s Schedule) []candidate {
 			return ""
 		}
 		f.Value = lower.String()
-		return "latency " + f.Value
+		return string(f.Action) + " " + f.Value
 	})
 }
 

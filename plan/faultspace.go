@@ -13,6 +13,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/fault/point"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/internal/suggest"
@@ -57,17 +58,21 @@ type FuzzFault struct {
 	Process string `yaml:"process"`
 	// Actions are the actions a schedule may choose from: timeout, error,
 	// latency, panic, status for a failpoint; latency, timeout,
-	// reset_peer, down for a proxy; kill, terminate, pause, restart for a
-	// process.
+	// reset_peer, down for a TCP proxy; abort, delay, drop for an HTTP or
+	// gRPC proxy; kill, terminate, pause, restart for a process.
 	Actions []string `yaml:"actions"`
+	// Match, on an HTTP or gRPC proxy, restricts the faults to the
+	// requests it names (see Fault.Match).
+	Match *fault.Match `yaml:"match"`
 	// Latency is the range latency faults draw their value from; default
 	// 50ms..500ms.
 	Latency DurationRange `yaml:"latency"`
 	// Errors are the messages error faults choose from; default "injected
 	// error".
 	Errors []string `yaml:"errors"`
-	// Statuses are the HTTP statuses status faults choose from; default
-	// 503.
+	// Statuses are the HTTP statuses status faults, and aborts on an HTTP
+	// proxy, choose from; default 503. A gRPC proxy's aborts answer
+	// UNAVAILABLE.
 	Statuses []int `yaml:"statuses"`
 	// Probability is the range of shares of evaluations that fire:
 	// "0.2..1", or one number; default 1 (always).
@@ -97,6 +102,10 @@ func (f FuzzFault) IsPoint() bool { return f.Proxy == "" && f.Process == "" }
 // fuzzProxyActions are the proxy faults a fault space may name: those
 // whose settings chaoskit can vary or needs none of.
 var fuzzProxyActions = []string{"latency", "timeout", "reset_peer", "down"}
+
+// fuzzRequestActions are the faults of an HTTP or gRPC proxy a fault
+// space may name: those whose value chaoskit can vary or needs none.
+var fuzzRequestActions = []string{"abort", "delay", "drop"}
 
 // fuzzProcessActions are the process faults a fault space may name.
 var fuzzProcessActions = []string{"kill", "terminate", "pause", "restart"}
@@ -372,6 +381,14 @@ func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[str
 		v.errorf(at+".proxy", "list each proxy once, with all its actions", "proxy %s is already listed at %s", f.Proxy, prev)
 	}
 	seen[f.Path] = at
+	scope := faultScope{v: v, at: at}
+	if decl, _ := scope.Proxy(f.Proxy); fault.Serving(decl.Protocol) != nil {
+		v.validateFuzzRequestFault(at, f, decl)
+		return
+	}
+	if f.Match != nil {
+		v.errorf(at+".match", "declare the proxy with protocol: http (or grpc) to fault some requests only", "a TCP proxy sees connections, not requests: its faults take no match")
+	}
 	if len(f.Actions) == 0 {
 		v.errorf(at, "add actions: [latency, reset_peer]", "fault %s has no actions", f.Path)
 	}
@@ -392,6 +409,42 @@ func (v *validator) validateFuzzProxyFault(at string, f *FuzzFault, seen map[str
 	if f.Probability.IsZero() {
 		f.Probability = FloatRange{1, 1}
 	}
+}
+
+// validateFuzzRequestFault checks a proxy of the fault space that speaks
+// HTTP or gRPC: its actions, and its match as the proxy's source checks it.
+func (v *validator) validateFuzzRequestFault(at string, f *FuzzFault, decl fault.ProxyDecl) {
+	if len(f.Actions) == 0 {
+		v.errorf(at, "add actions: [abort, delay]", "fault %s has no actions", f.Path)
+	}
+	for j, a := range f.Actions {
+		if !slices.Contains(fuzzRequestActions, a) {
+			v.errorf(fmt.Sprintf("%s.actions[%d]", at, j), suggest.Hint(a, fuzzRequestActions), "%s proxy action %q cannot be fuzzed", decl.Protocol, a)
+		}
+	}
+	switch {
+	case len(f.Errors) > 0:
+		v.errorf(at+".errors", "remove errors: an HTTP or gRPC proxy aborts with a status", "a %s proxy fault takes no errors", decl.Protocol)
+	case len(f.Statuses) > 0 && decl.Protocol != "http":
+		v.errorf(at+".statuses", "remove statuses: a gRPC proxy's aborts answer UNAVAILABLE", "a %s proxy fault takes no HTTP statuses", decl.Protocol)
+	}
+	if len(f.Statuses) == 0 && decl.Protocol == "http" {
+		f.Statuses = []int{503}
+	}
+	for j, code := range f.Statuses {
+		if code < 200 || code > 599 {
+			v.errorf(fmt.Sprintf("%s.statuses[%d]", at, j), "write an HTTP status such as 503", "status %d is not an HTTP status from 200 to 599", code)
+		}
+	}
+	if f.Latency.IsZero() {
+		f.Latency = DurationRange{50 * time.Millisecond, 500 * time.Millisecond}
+	}
+	if f.Probability.IsZero() {
+		f.Probability = FloatRange{1, 1}
+	}
+	// The match is the source's to check, as in a fault of a phase.
+	spec := fault.Spec{Proxy: f.Proxy, Protocol: decl.Protocol, Action: "abort", Match: f.Match}
+	fault.Of(&spec).Check(faultScope{v: v, at: at}, &spec)
 }
 
 // validateFuzzProcessFault checks a process of the fault space: the target
