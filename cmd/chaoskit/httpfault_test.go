@@ -140,3 +140,61 @@ func TestHTTPProxyFaultRolledBackOnInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// httpFaultSpace is the fault space and invariants that replace the truth
+// case's phases and contracts for explore.
+const httpFaultSpace = `fuzz:
+  warmup: 1s
+  recovery: 1s
+  duration: 1s
+  phases: 1
+  faults:
+    - proxy: prices
+      actions: [abort]
+      match: {headers: {X-Tenant: b}}
+    - proxy: stock
+      actions: [abort]
+      match: {grpc_method: truth.Stock/Get, headers: {x-tenant: b}}
+contracts:
+  - name: tenant a stays primary
+    requests: {tag: tenant-a}
+    expect: [primary >= 100%]
+  - name: every quote answers
+    expect: ['status == 200 for >= 99%']
+`
+
+// TestExploreHTTPProxyFaults explores a fault space of the truth case's
+// HTTP and gRPC proxies, each faulting tenant b only: every single fault
+// and the pair run, tenant a stays primary throughout, and the service
+// that does not fall back breaks the invariant that every quote answers,
+// which explore reports (exit 1).
+func TestExploreHTTPProxyFaults(t *testing.T) {
+	bin := chaoskitBin(t)
+	dir := t.TempDir()
+	buildHTTPFaultCase(t, dir)
+	src := string(mustRead(t, httpFaultScenario))
+	text := strings.Replace(src[:strings.Index(src, "phases:")], "bin: ../../../out/truth/bin", "bin: "+dir, 1) + httpFaultSpace
+	correct := writeFile(t, dir, "correct.yaml", text)
+	res := runBin(t, bin, "explore", correct, "--report-dir", filepath.Join(dir, "correct"))
+	if res.code != 0 || !strings.Contains(res.stdout, "2 single faults and 1 pairs") {
+		t.Errorf("explore of the correct service: exit %d, want 0 after 2 singles and a pair\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	broken := writeFile(t, dir, "broken.yaml", strings.Replace(text, "variant: correct", "variant: broken", 1))
+	res = runBin(t, bin, "explore", broken, "--report-dir", filepath.Join(dir, "broken"))
+	if res.code != 1 || !strings.Contains(res.stdout, "I2  every quote answers") {
+		t.Errorf("explore of the broken service: exit %d, want 1\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	// Each faulted row of the table: I1 (tenant a) held, I2 broken.
+	rows := 0
+	for _, line := range strings.Split(res.stdout, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "proxy/") {
+			rows++
+			if !strings.Contains(line, "  pass  FAIL  ") {
+				t.Errorf("explore of the broken service: row %q, want tenant a's invariant held and the answers' broken", line)
+			}
+		}
+	}
+	if rows != 3 {
+		t.Errorf("explore of the broken service: %d faulted rows, want 3\n%s", rows, res.stdout)
+	}
+}
