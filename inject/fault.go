@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pingcap/failpoint"
+
+	"github.com/chaoskit/chaoskit/inject/dist"
 )
 
 // Action is what a fault does when its marker fires.
@@ -24,8 +26,9 @@ const (
 	Timeout Action = "timeout"
 	// Error returns an error with the fault's value as its message.
 	Error Action = "error"
-	// Latency delays the marked call by the fault's value (a duration), then
-	// lets it go on normally.
+	// Latency delays the marked call by the fault's value, then lets it go
+	// on normally: a duration (200ms), or a delay distribution in package
+	// dist's text form (lognormal/20ms/200ms), drawn anew for each call.
 	Latency Action = "latency"
 	// Panic panics with the fault's value as its message.
 	Panic Action = "panic"
@@ -46,7 +49,7 @@ var Actions = []Action{Timeout, Error, Latency, Panic, Status, GRPC, Term}
 type Fault struct {
 	Action Action
 	// Value is the action's argument: the message for error and panic, the
-	// duration for latency, the status code for status, the raw term for term.
+	// duration or distribution for latency, the status code for status, the raw term for term.
 	Value string
 	// Probability in (0,1] makes the marker fire only for that share of its
 	// evaluations; 0 means always.
@@ -94,9 +97,12 @@ func (f Fault) Term(point string) (string, error) {
 		if f.Value == "" {
 			return "", fmt.Errorf("action latency needs a value, a duration such as 200ms")
 		}
-		d, err := time.ParseDuration(f.Value)
-		if err != nil || d <= 0 {
-			return "", fmt.Errorf("latency value %q is not a positive duration such as 200ms", f.Value)
+		d, err := dist.Parse(f.Value)
+		if err != nil {
+			if _, derr := time.ParseDuration(f.Value); derr == nil || !strings.Contains(f.Value, "/") {
+				return "", fmt.Errorf("latency value %q is not a positive duration such as 200ms, nor a distribution such as lognormal/20ms/200ms", f.Value)
+			}
+			return "", fmt.Errorf("latency value: %v", err)
 		}
 		body = prefixDelay + d.String()
 	case Panic:

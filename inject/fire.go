@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/chaoskit/chaoskit/inject/dist"
 )
 
 // ErrInjected is the error every injected error wraps, so a service (and a
@@ -94,10 +96,12 @@ func Fire(ctx context.Context, v any) error {
 	case strings.HasPrefix(s, prefixError):
 		return &injectedError{msg: strings.TrimPrefix(s, prefixError)}
 	case strings.HasPrefix(s, prefixDelay):
-		d, err := time.ParseDuration(strings.TrimPrefix(s, prefixDelay))
+		dl, err := delayOf(strings.TrimPrefix(s, prefixDelay))
 		if err != nil {
 			return &injectedError{msg: "injected fault with bad latency " + s}
 		}
+		d := dl.dist.Sample()
+		dl.applied.Record(d)
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -124,6 +128,42 @@ func Fire(ctx context.Context, v any) error {
 	default:
 		return &injectedError{msg: s}
 	}
+}
+
+// delay is a latency fault's distribution, parsed once, and the delays
+// drawn from it.
+type delay struct {
+	dist    dist.Dist
+	applied *dist.Recorder
+}
+
+// delays holds the delay of each latency value a marker received, so a
+// value is parsed once and the delays drawn from it are counted together;
+// see Delays. Its size is bounded by the faults a process is given.
+var delays sync.Map // string -> *delay
+
+func delayOf(value string) (*delay, error) {
+	if d, ok := delays.Load(value); ok {
+		return d.(*delay), nil
+	}
+	parsed, err := dist.Parse(value)
+	if err != nil {
+		return nil, err
+	}
+	d, _ := delays.LoadOrStore(value, &delay{dist: parsed, applied: new(dist.Recorder)})
+	return d.(*delay), nil
+}
+
+// Delays returns the recorder of the delays Fire applied for a latency
+// value (such as "lognormal/20ms/200ms", as Decode gives it in a Fault's
+// Value), or nil when no marker received that value: the delays a fault
+// really applied, whose quantiles can be checked against the distribution
+// it was given.
+func Delays(value string) *dist.Recorder {
+	if d, ok := delays.Load(value); ok {
+		return d.(*delay).applied
+	}
+	return nil
 }
 
 // MaxTimeoutWait bounds how long a timeout fault blocks a call whose context

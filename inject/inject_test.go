@@ -42,6 +42,10 @@ func TestFaultTerm(t *testing.T) {
 		{Fault{Action: Timeout, Value: "1s"}, "", "takes no value"},
 		{Fault{Action: Latency}, "", "needs a value"},
 		{Fault{Action: Latency, Value: "soon"}, "", "not a positive duration"},
+		{Fault{Action: Latency, Value: "lognormal/20ms/200ms"}, `return("` + pt + `|latency:lognormal/20ms/200ms")`, ""},
+		{Fault{Action: Latency, Value: "histogram/10ms=9/1s=1"}, `return("` + pt + `|latency:histogram/10ms=9/1s=1")`, ""},
+		{Fault{Action: Latency, Value: "lognormal/20ms/10ms"}, "", "p99 10ms is not above the median 20ms"},
+		{Fault{Action: Latency, Value: "gamma/1ms/2ms"}, "", `unknown distribution "gamma"`},
 		{Fault{Action: Status, Value: "700"}, "", "not an HTTP status"},
 		{Fault{Action: Error, Probability: 1.5}, "", "outside 0..1"},
 		{Fault{Action: Error, Count: -1}, "", "negative"},
@@ -66,7 +70,7 @@ func TestFaultTerm(t *testing.T) {
 // TestTermsParseInFailpoint checks every generated term against the real
 // failpoint parser and that the value reaching a marker is what Fire reads.
 func TestTermsParseInFailpoint(t *testing.T) {
-	for _, f := range []Fault{{Action: Timeout}, {Action: Error, Value: "x|y"}, {Action: Latency, Value: "1ms", Probability: 0.5, Count: 2}, {Action: Status, Value: "429"}, {Action: Panic}, {Action: GRPC, Value: "UNAVAILABLE: down"}} {
+	for _, f := range []Fault{{Action: Timeout}, {Action: Error, Value: "x|y"}, {Action: Latency, Value: "1ms", Probability: 0.5, Count: 2}, {Action: Latency, Value: "lognormal/1ms/3ms"}, {Action: Status, Value: "429"}, {Action: Panic}, {Action: GRPC, Value: "UNAVAILABLE: down"}} {
 		term, err := f.Term(pt)
 		if err != nil {
 			t.Fatal(err)
