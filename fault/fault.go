@@ -43,6 +43,9 @@ type Spec struct {
 	// Phase is the phase the run switches the fault on or off in, filled
 	// in by the runner for the actuator.
 	Phase string
+	// Distribution is a latency fault's delay distribution in package
+	// dist's text form, "" when none is written.
+	Distribution string
 
 	// Path is what the fault acts on, filled in by Check: the failpoint's
 	// full path, "proxy/NAME" or "process/NAME".

@@ -61,6 +61,6 @@ func ExampleFault_Validate() {
 	f = netfault.Fault{Proxy: "postgres", Kind: "latncy"}
 	fmt.Println(f.Validate())
 	// Output:
-	// rate: rate is not a setting of a latency fault (remove it; a latency fault takes latency, jitter)
+	// rate: rate is not a setting of a latency fault (remove it; a latency fault takes latency, jitter, distribution)
 	// kind: unknown network fault kind "latncy" (did you mean "latency"?)
 }

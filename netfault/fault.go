@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaoskit/chaoskit/inject/dist"
 	"github.com/chaoskit/chaoskit/internal/suggest"
 )
 
@@ -17,7 +18,7 @@ type Kind string
 // names and settings.
 const (
 	// Latency delays each chunk of data by Latency, give or take up to
-	// Jitter (uniformly).
+	// Jitter (uniformly), or by a delay drawn from Distribution.
 	Latency Kind = "latency"
 	// Bandwidth caps the data passed at Rate kilobytes a second.
 	Bandwidth Kind = "bandwidth"
@@ -79,9 +80,13 @@ type Fault struct {
 	// switched on), not for each chunk of data.
 	Probability float64 `json:"probability,omitempty" yaml:"probability,omitempty"`
 
-	// Latency and Jitter: Latency.
-	Latency time.Duration `json:"latency,omitempty" yaml:"latency,omitempty"`
-	Jitter  time.Duration `json:"jitter,omitempty" yaml:"jitter,omitempty"`
+	// Latency and Jitter, or Distribution: Latency. Distribution is a
+	// delay distribution in package dist's text form
+	// (lognormal/20ms/200ms), drawn for each chunk by a toxic of chaoskit's
+	// registered with toxiproxy; Latency and Jitter run toxiproxy's own.
+	Latency      time.Duration `json:"latency,omitempty" yaml:"latency,omitempty"`
+	Jitter       time.Duration `json:"jitter,omitempty" yaml:"jitter,omitempty"`
+	Distribution string        `json:"distribution,omitempty" yaml:"distribution,omitempty"`
 	// Rate is Bandwidth's cap, in kilobytes a second.
 	Rate int64 `json:"rate,omitempty" yaml:"rate,omitempty"`
 	// Delay: SlowClose's delay of the close, Slicer's delay between slices.
@@ -119,7 +124,7 @@ func fieldError(field, fix, format string, args ...any) *FieldError {
 
 // uses says which settings each kind reads.
 var uses = map[Kind][]string{
-	Latency:   {"latency", "jitter"},
+	Latency:   {"latency", "jitter", "distribution"},
 	Bandwidth: {"rate"},
 	SlowClose: {"delay"},
 	Timeout:   {"timeout"},
@@ -136,6 +141,7 @@ func (f Fault) set() []string {
 		"latency": f.Latency != 0, "jitter": f.Jitter != 0, "rate": f.Rate != 0,
 		"delay": f.Delay != 0, "timeout": f.Timeout != 0, "bytes": f.Bytes != 0,
 		"average_size": f.AverageSize != 0, "size_variation": f.SizeVariation != 0,
+		"distribution": f.Distribution != "",
 	} {
 		if v {
 			s = append(s, name)
@@ -186,6 +192,15 @@ func (f Fault) Validate() error {
 	}
 	switch f.Kind {
 	case Latency:
+		if f.Distribution != "" {
+			if f.Latency != 0 || f.Jitter != 0 {
+				return fieldError("distribution", "give latency and jitter, or a distribution", "a latency fault takes a distribution or latency and jitter, not both")
+			}
+			if _, err := dist.Parse(f.Distribution); err != nil {
+				return fieldError("distribution", "such as lognormal/20ms/200ms (see package dist)", "%v", err)
+			}
+			return nil
+		}
 		if err := wholeMillis("latency", f.Latency, true); err != nil {
 			return err
 		}
@@ -265,6 +280,14 @@ func (f Fault) String() string {
 	b.WriteString("proxy " + f.Proxy + " " + string(f.Kind))
 	switch f.Kind {
 	case Latency:
+		if f.Distribution != "" {
+			if d, err := dist.Parse(f.Distribution); err == nil {
+				b.WriteString(" " + d.Describe())
+			} else {
+				b.WriteString(" " + f.Distribution)
+			}
+			break
+		}
 		b.WriteString(" " + f.Latency.String())
 		if f.Jitter > 0 {
 			b.WriteString(" ±" + f.Jitter.String())

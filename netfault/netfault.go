@@ -52,6 +52,7 @@ import (
 	"github.com/rs/zerolog"
 	zerologlog "github.com/rs/zerolog/log"
 
+	"github.com/chaoskit/chaoskit/inject/dist"
 	"github.com/chaoskit/chaoskit/internal/reach"
 )
 
@@ -307,9 +308,14 @@ func (ps *Proxies) Enable(f Fault) error {
 	if toxicity == 0 {
 		toxicity = 1
 	}
+	typ, attrs := string(f.Kind), f.attributes()
+	if f.Kind == Latency && f.Distribution != "" {
+		rec := ps.recorder(f)
+		typ, attrs = distToxicType, map[string]any{"dist": f.Distribution, "recorder": rec}
+	}
 	body, err := json.Marshal(map[string]any{
-		"name": f.toxicName(), "type": string(f.Kind), "stream": string(f.direction()),
-		"toxicity": toxicity, "attributes": f.attributes(),
+		"name": f.toxicName(), "type": typ, "stream": string(f.direction()),
+		"toxicity": toxicity, "attributes": attrs,
 	})
 	if err != nil {
 		return err
@@ -319,6 +325,25 @@ func (ps *Proxies) Enable(f Fault) error {
 		return fmt.Errorf("fault %s: %w", f, err)
 	}
 	r.faults[f.key()] = f
+	return nil
+}
+
+// recorder makes the recorder of the delays f applies, replacing any an
+// earlier fault of its proxy, kind and direction left, and returns its name.
+func (ps *Proxies) recorder(f Fault) string {
+	name := ps.label + "/" + f.Proxy + "/" + f.toxicName()
+	recorders.Store(name, new(dist.Recorder))
+	return name
+}
+
+// Delays returns the recorder of the delays the latency fault with a
+// Distribution on f's proxy, kind and direction applied to each chunk
+// since it was last switched on, or nil when none was: what the fault did,
+// to check against what it was given.
+func (ps *Proxies) Delays(f Fault) *dist.Recorder {
+	if r, ok := recorders.Load(ps.label + "/" + f.Proxy + "/" + f.toxicName()); ok {
+		return r.(*dist.Recorder)
+	}
 	return nil
 }
 
@@ -386,6 +411,12 @@ func (ps *Proxies) Close() error {
 		return nil
 	}
 	ps.closed = true
+	recorders.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), ps.label+"/") {
+			recorders.Delete(k)
+		}
+		return true
+	})
 	proxies := ps.proxies
 	ps.proxies = nil
 	ps.mu.Unlock()

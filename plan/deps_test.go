@@ -162,7 +162,7 @@ func TestProxyAndProcessFaultErrors(t *testing.T) {
 		{"unknown process", `      - {process: redis, action: kill}`, `22:19: no process named "redis"`},
 		{"unknown process action", `      - {process: db, action: sigkill}`, `22:31: unknown process action "sigkill" (choose one of kill, terminate, pause, restart)`},
 		{"restart with for", `      - {process: db, action: restart, for: 1s}`, `22:45: a restart has no duration`},
-		{"probability on a process", `      - {process: db, action: kill, probability: 0.5}`, `22:9: a process fault takes no value, count, probability or proxy settings`},
+		{"probability on a process", `      - {process: db, action: kill, probability: 0.5}`, `22:9: a process fault takes no value, count, probability, distribution or proxy settings`},
 		{"overlapping proxy faults", "      - {proxy: pg, action: down}\n      - {proxy: pg, action: latency, latency: 1s, after: 1s}", `23:17: proxy pg has two faults at once`},
 		{"overlapping process faults", "      - {process: db, action: pause, for: 2s}\n      - {process: db, action: kill, after: 1s}", `23:19: process db has two actions at once`},
 	}

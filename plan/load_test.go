@@ -108,6 +108,13 @@ func TestErrors(t *testing.T) {
 		{"fault value", "action: error", "action: latency", `s.yaml:16:17: action latency needs a value`},
 		{"bad grpc code", "action: error", "action: grpc\n        value: UNAVAILIBLE", `s.yaml:17:16: grpc value "UNAVAILIBLE" is not a gRPC status code; the codes are CANCELLED, UNKNOWN`},
 		{"grpc without code", "action: error", "action: grpc", `s.yaml:16:17: action grpc needs a value, a gRPC status code such as UNAVAILABLE`},
+		{"p99 below the median", "action: error", "action: latency\n        distribution: {type: lognormal, median: 20ms, p99: 10ms}", `s.yaml:17:60: p99 10ms is not above the median 20ms (a p99 above the median 20ms; for one delay, write type: fixed)`},
+		{"negative duration", "action: error", "action: latency\n        distribution: {type: normal, mean: 20ms, stddev: -5ms}", `s.yaml:17:58: duration "-5ms" is negative (a duration is 0 or more, such as 20ms)`},
+		{"unknown distribution", "action: error", "action: latency\n        distribution: {type: lognormel, median: 20ms, p99: 200ms}", `s.yaml:17:30: unknown distribution "lognormel" (did you mean "lognormal"?)`},
+		{"setting of another distribution", "action: error", "action: latency\n        distribution: {type: uniform, min: 20ms, p99: 200ms}", `s.yaml:17:55: p99 is not a setting of a uniform distribution (a uniform distribution takes min and max)`},
+		{"histogram file missing", "action: error", "action: latency\n        distribution: {type: histogram, file: nosuch.txt}", `s.yaml:17:47: cannot read histogram file nosuch.txt: no such file or directory (the path is relative to the scenario file)`},
+		{"distribution on an error fault", "action: error", "action: error\n        distribution: {type: fixed, value: 1s}", `s.yaml:17:23: action error takes no distribution; only latency faults do (remove it, or write action: latency)`},
+		{"value and distribution", "action: error", "action: latency\n        value: 1s\n        distribution: {type: fixed, value: 1s}", `s.yaml:17:16: a latency fault takes a value or a distribution, not both (remove value; the distribution gives the delay)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

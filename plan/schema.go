@@ -350,6 +350,10 @@ type Fault struct {
 	// Match restricts a fault on an HTTP or gRPC proxy to the requests it
 	// names (method, path pattern, headers, gRPC method).
 	Match *fault.Match `yaml:"match"`
+	// Distribution is the delay distribution of a latency fault, on a
+	// failpoint (instead of its value) or on a proxy (instead of latency
+	// and jitter).
+	Distribution *Distribution `yaml:"distribution"`
 
 	// Protocol is the protocol of the proxy the fault names, filled in by
 	// validation before its source is chosen.
@@ -365,6 +369,32 @@ type Fault struct {
 	Term string `yaml:"-"`
 	// Net is the proxy fault as netfault runs it, filled in by validation.
 	Net *netfault.Fault `yaml:"-"`
+	// Dist is Distribution in package dist's text form, its histogram
+	// file read, filled in by validation.
+	Dist string `yaml:"-"`
+}
+
+// Distribution is a latency fault's delay distribution, as a scenario
+// writes it. Type says which settings it reads:
+//
+//	fixed:     value
+//	uniform:   min, max
+//	normal:    mean, stddev (draws below zero are zero)
+//	lognormal: median, p99 (p99 above the median)
+//	histogram: file, relative to the scenario file: one bucket a line, its
+//	           upper bound and its weight ("10ms 90"); delays are drawn
+//	           uniformly inside a bucket, each bucket as often as its
+//	           weight says. At most 256 buckets and 64 KiB.
+type Distribution struct {
+	Type   string   `yaml:"type"`
+	Value  Duration `yaml:"value"`
+	Min    Duration `yaml:"min"`
+	Max    Duration `yaml:"max"`
+	Mean   Duration `yaml:"mean"`
+	Stddev Duration `yaml:"stddev"`
+	Median Duration `yaml:"median"`
+	P99    Duration `yaml:"p99"`
+	File   string   `yaml:"file"`
 }
 
 // ProxyFault holds the settings of a fault on a proxy; which ones a kind
@@ -418,7 +448,7 @@ func (d *Duration) UnmarshalYAML(n ast.Node) error {
 		return errAt(n, hint, "bad duration %q", s)
 	}
 	if v < 0 {
-		return errAt(n, "", "duration %q is negative", s)
+		return errAt(n, "a duration is 0 or more, such as 20ms", "duration %q is negative", s)
 	}
 	*d = Duration(v)
 	return nil

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"strings"
+
 	"github.com/chaoskit/chaoskit/fault"
 	"github.com/chaoskit/chaoskit/inject"
 	"github.com/chaoskit/chaoskit/netfault"
@@ -19,7 +21,7 @@ func (f Fault) Spec() fault.Spec {
 		Probability: f.Probability, Count: f.Count, For: f.For.D(),
 		Settings: netfault.Fault{Direction: netfault.Direction(pf.Direction), Latency: pf.Latency.D(), Jitter: pf.Jitter.D(),
 			Rate: pf.Rate, Delay: pf.Delay.D(), Timeout: pf.Timeout.D(), Bytes: pf.Bytes, AverageSize: pf.AverageSize, SizeVariation: pf.SizeVariation},
-		Path: f.Path, Term: f.Term, Net: f.Net}
+		Distribution: f.Dist, Path: f.Path, Term: f.Term, Net: f.Net}
 }
 
 // Source returns the source f comes from.
@@ -31,9 +33,20 @@ func (f Fault) Source() *fault.Source {
 // checkFault checks f (written at fat) by its source, filling in its Path,
 // Term and Net; false leaves the fault's window unchecked.
 func (v *validator) checkFault(src *fault.Source, fat string, f *Fault, cat *inject.Catalog) bool {
+	if f.Distribution != nil {
+		d, ok := v.compileDistribution(fat+".distribution", f.Distribution)
+		if !ok {
+			return false
+		}
+		f.Dist = d
+	}
 	s := f.Spec()
 	ok := src.Check(faultScope{v, fat, cat}, &s)
 	f.Path, f.Term, f.Net = s.Path, s.Term, s.Net
+	if f.Dist == unreadHistogram && f.Distribution.File != "" {
+		named := "histogram of " + f.Distribution.File + " (not read)"
+		f.Term = strings.NewReplacer(unreadHistogram, named, "histogram of 1 buckets up to 1ms", named).Replace(f.Term)
+	}
 	return ok
 }
 

@@ -61,6 +61,10 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		sc.Errorf("", "give the action's setting as value: value: 300ms for a delay", "proxy %s speaks %s: its faults take no TCP settings (direction, latency, jitter, rate, ...)", s.Proxy, decl.Protocol)
 		return false
 	}
+	if s.Distribution != "" {
+		sc.Errorf(".distribution", "give a delay's duration as value: value: 300ms", "proxy %s speaks %s: its delay takes a duration, not a distribution", s.Proxy, decl.Protocol)
+		return false
+	}
 	if !slices.Contains(Actions, s.Action) {
 		sc.Errorf(".action", suggest.Hint(s.Action, Actions), "unknown action %q for the %s proxy %s", s.Action, decl.Protocol, s.Proxy)
 		return false

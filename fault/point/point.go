@@ -39,6 +39,17 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		sc.Errorf(".match", "put the fault on an HTTP or gRPC proxy in front of the dependency to fault some requests only", "a failpoint fault takes no match")
 		return false
 	}
+	if s.Distribution != "" {
+		switch {
+		case s.Action != string(inject.Latency):
+			sc.Errorf(".distribution", "remove it, or write action: latency", "action %s takes no distribution; only latency faults do", s.Action)
+			return false
+		case s.Value != "":
+			sc.Errorf(".value", "remove value; the distribution gives the delay", "a latency fault takes a value or a distribution, not both")
+			return false
+		}
+		s.Value = s.Distribution
+	}
 	s.Path = s.Point
 	if cat := sc.Catalog(); cat != nil {
 		path, err := cat.Resolve(s.Point)

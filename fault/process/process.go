@@ -41,8 +41,8 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 	case !slices.Contains(actions, s.Action):
 		sc.Errorf(".action", suggest.Hint(s.Action, actions), "unknown process action %q", s.Action)
 		return false
-	case s.Value != "" || s.Count != 0 || s.Probability != 0 || s.Settings != (netfault.Fault{}):
-		sc.Errorf("", "remove everything but process, action, after and for", "a process fault takes no value, count, probability or proxy settings")
+	case s.Value != "" || s.Count != 0 || s.Probability != 0 || s.Settings != (netfault.Fault{}) || s.Distribution != "":
+		sc.Errorf("", "remove everything but process, action, after and for", "a process fault takes no value, count, probability, distribution or proxy settings")
 		return false
 	case s.Match != nil:
 		sc.Errorf(".match", "put the fault on an HTTP or gRPC proxy in front of the process to fault some requests only", "a process fault acts on the whole process: it takes no match")

@@ -53,6 +53,7 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		return false
 	}
 	nf := s.Settings
+	nf.Distribution = s.Distribution
 	nf.Proxy, nf.Kind, nf.Probability = s.Proxy, netfault.Kind(s.Action), s.Probability
 	var fe *netfault.FieldError
 	if err := nf.Validate(); errors.As(err, &fe) {

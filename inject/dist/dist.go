@@ -124,7 +124,7 @@ func (d Dist) Validate() error {
 			return fieldError("median", "such as median: 20ms", "median %v must be above 0", d.A)
 		}
 		if d.B <= d.A {
-			return fieldError("p99", "above the median, "+d.A.String()+" (for one delay, write type: fixed)", "p99 %v is not above the median %v", d.B, d.A)
+			return fieldError("p99", "a p99 above the median "+d.A.String()+"; for one delay, write type: fixed", "p99 %v is not above the median %v", d.B, d.A)
 		}
 	case Histogram:
 		if len(d.Buckets) == 0 {
