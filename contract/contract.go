@@ -153,6 +153,9 @@ type CheckResult struct {
 	// Writes are the fates of the window's acknowledged writes, for
 	// lost_writes.
 	Writes *WriteCounts `json:"writes,omitempty"`
+	// Verified are the outcomes of the verification requests sent for
+	// the window's requests, for violated_verifications.
+	Verified *VerifyCounts `json:"verified,omitempty"`
 	// Value is the check's figure as a number, when it measures one: a
 	// duration in seconds, a share in percent, a count, or a plain number
 	// (a probe's, a metric expression's). Unit says which (UnitSeconds,

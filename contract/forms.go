@@ -28,6 +28,7 @@ var (
 	timeForm    = regexp.MustCompile(`^(time_to_degrade|time_to_recover)` + argsPat + `\s*` + opPat + `\s*(\S+)$`)
 	breakerForm = regexp.MustCompile(`^breaker\(\s*"([^"]+)"\s*\)\s+(opens|closes)\s+within\s+(\S+)(\s+after\s+fault)?$`)
 	writesForm  = regexp.MustCompile(`^lost_writes\s*` + opPat + `\s*(\S+)$`)
+	verifyForm  = regexp.MustCompile(`^violated_verifications\s*` + opPat + `\s*(\S+)$`)
 
 	durValue = regexp.MustCompile(`^` + durPat + `$`)
 	pctValue = regexp.MustCompile(`^` + pctPat + `$`)
@@ -35,7 +36,7 @@ var (
 )
 
 // formsHint lists the forms, for an expectation that matches none.
-const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, admitted rps <= 55, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, process("target") stops within 2s, process("target") drains, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, increase(probe("calls")) <= 1.2 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, max(promql(` + "`sum(rate(errors_total[30s]))`" + `)) <= 0.5, status_shift("4xx") <= 10%, lost_writes == 0, probe("clicks") >= acked within 5s`
+const formsHint = `write PREDICATE for >= 99%, or one of: p99 latency < 150ms, p99 latency <= 1.5 * baseline("warmup"), rps >= 100, count >= 50, admitted rps <= 55, fallback >= 99%, status 5xx <= 1%, stale <= 30s, time_to_degrade < 1s, time_to_recover < 6s, breaker("db") opens within 1s, breaker("db") never opens, process("target") stops within 2s, process("target") drains, increase("db.calls") <= 1.1 * count, increase(db_queries_total{kind="product"}) <= 0.05 * count, increase(probe("calls")) <= 1.2 * count, max(x_state{state="open"}) == 1, histogram_quantile(0.99, x_seconds) < 250ms, max(promql(` + "`sum(rate(errors_total[30s]))`" + `)) <= 0.5, status_shift("4xx") <= 10%, lost_writes == 0, violated_verifications == 0, probe("clicks") >= acked within 5s`
 
 // compileForm parses an expectation that is not a quantified predicate.
 func compileForm(src string) (check, error) {
@@ -147,6 +148,10 @@ func compileForm(src string) (check, error) {
 		m := writesForm.FindStringSubmatch(s)
 		n, err := numberArg(src, m[2])
 		return &writesCheck{src: src, op: m[1], want: n, wantText: m[2]}, err
+	case verifyForm.MatchString(s):
+		m := verifyForm.FindStringSubmatch(s)
+		n, err := numberArg(src, m[2])
+		return &verifyCheck{src: src, op: m[1], want: n, wantText: m[2]}, err
 	}
 	return nil, &SyntaxError{Column: 1, Msg: fmt.Sprintf("expectation %q has no quantifier and is no known form", src), Hint: formsHint}
 }

@@ -140,6 +140,12 @@ func TestMissingData(t *testing.T) {
 		{"no route to compare a status shift", Spec{Requests: Filter{Path: "/products/1"}, MinSamples: 5, Expect: []string{`status_shift("5xx") <= 5%`}}, ok, Inconclusive, "no route has 20 requests"},
 		{"no fault on for since_fault", Spec{Phase: "warmup", Expect: []string{`age >= since_fault for == 100%`}}, ok, Inconclusive, "no fault to measure from"},
 		{"writes never read back", Spec{Expect: []string{`lost_writes == 0`}}, ok, Inconclusive, "read no writes back"},
+		{"a verification that could not tell", Spec{Phase: "fault", Expect: []string{`violated_verifications == 0`}}, newShop(10, normal).verified(func(r *timeline.Request, vr *timeline.VerifyResult) {
+			if r.Seq%10 == 0 {
+				vr.Status = 503
+			}
+		}).tl, Inconclusive, "violated_verifications is between 0 and 10"},
+		{"no verification sent", Spec{Expect: []string{`violated_verifications == 0`}}, ok, Inconclusive, "sent no verification requests"},
 		{"fault marker never fired", Spec{Expect: []string{`fallback >= 99%`}}, newShop(0, normal).tl, Inconclusive, "never fired"},
 	}
 	for _, tt := range tests {

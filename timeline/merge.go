@@ -100,6 +100,12 @@ func Merge(dirs []string) (*Merged, error) {
 					rd.Write = (rd.Write-1)*k + uint64(j) + 1
 					e.Read = &rd
 				}
+			case Verify:
+				if e.Verified != nil {
+					vr := *e.Verified
+					vr.Request = (vr.Request-1)*k + uint64(j) + 1
+					e.Verified = &vr
+				}
 			}
 			m.head.Events = append(m.head.Events, e)
 		}

@@ -130,6 +130,11 @@ const (
 	// phase, with every fault off; ReadBackDone follows the last of them.
 	ReadBack     EventKind = "read_back"
 	ReadBackDone EventKind = "read_back_done"
+	// Verify records one verification request (the scenario's verify:)
+	// after the last phase and the read-back, with every fault off;
+	// VerifyDone follows the last of them.
+	Verify     EventKind = "verify"
+	VerifyDone EventKind = "verify_done"
 	// Setup records one setup step of the scenario, run before the first
 	// phase: Message is the step's name, Data its kind, the time it took
 	// (duration_ns), the names it captured (never their values) and, when
@@ -198,7 +203,40 @@ type Event struct {
 	Message string `json:"message,omitempty"`
 	// Read is the result of a ReadBack.
 	Read *ReadBackResult `json:"read,omitempty"`
+	// Verified is the result of a Verify.
+	Verified *VerifyResult `json:"verified,omitempty"`
 }
+
+// VerifyResult is the last answer to the verification request sent for
+// one recorded request, after its retries.
+type VerifyResult struct {
+	// Request is the Seq of the recorded request it verifies.
+	Request uint64 `json:"request_seq"`
+	// Rule is the name of the verify: rule that made it.
+	Rule string `json:"rule"`
+	// Target is the verification request, e.g. "GET /c42".
+	Target  string        `json:"target"`
+	Status  int           `json:"status"`
+	Latency time.Duration `json:"latency_ns"`
+	Error   string        `json:"error,omitempty"`
+	// Body is the response body when it is at most MaxBody long.
+	Body     string `json:"body,omitempty"`
+	BodySize int    `json:"body_size"`
+	// Expect are the statuses (codes or classes, "404", "4xx") that say
+	// the invariant holds; BodyContains a text the body must then hold.
+	Expect       []string `json:"expect"`
+	BodyContains string   `json:"body_contains,omitempty"`
+	// Attempts is how many requests were sent (0: the request could not
+	// be made, Error says why); Elapsed the time from the first to the
+	// end of the last. No answer, or 408, 425, 429 or a 5xx, is tried
+	// again until the rule's within.
+	Attempts int           `json:"attempts,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns,omitempty"`
+}
+
+// Key of a VerifyDone event's Data: how many selected requests were not
+// verified (beyond the runner's bound); their outcome is unknown.
+const NotVerified = "not_verified"
 
 // ReadBackResult is the read-back of one acknowledged write.
 type ReadBackResult struct {
