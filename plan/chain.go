@@ -369,3 +369,16 @@ func (it *Iteration) Describe(i int) StepInfo {
 	s := it.steps[i]
 	return StepInfo{Template: s.name, Method: s.method, Path: s.rawPath, Tags: s.tags}
 }
+
+// Captured is what the iteration's steps captured so far, over what the
+// setup captured: the values a verification of one of its requests uses.
+func (it *Iteration) Captured() Captures {
+	it.g.mu.Lock()
+	caps := maps.Clone(it.g.caps)
+	it.g.mu.Unlock()
+	if caps == nil {
+		caps = Captures{}
+	}
+	maps.Copy(caps, it.caps)
+	return caps
+}

@@ -378,6 +378,9 @@ func (v *validator) validateContract(i int, phases map[string]*Phase) {
 		return
 	}
 	for j, e := range c.Expect {
+		if strings.Contains(e, "violated_verifications") && len(v.sc.Verify) == 0 {
+			v.errorf(fmt.Sprintf("%s.expect[%d]", at, j), "add verify: [{name: ..., requests: {template: CHAIN/STEP}, request: GET /{capture.code}, expect: [404]}]", "violated_verifications needs the scenario to declare verify rules")
+		}
 		if strings.Contains(e, "lost_writes") && len(v.sc.Writes) == 0 {
 			v.errorf(fmt.Sprintf("%s.expect[%d]", at, j), "add writes: to say which requests are writes and how to read them back", "lost_writes needs the scenario to declare its writes")
 		}

@@ -157,6 +157,9 @@ func (v *validator) validateGRPCOnly() {
 	if len(sc.Writes) > 0 {
 		refuse("$.writes", "reading writes back")
 	}
+	if len(sc.Verify) > 0 {
+		refuse("$.verify", "verification requests")
+	}
 	if sc.Target.State != nil {
 		refuse("$.target.state", "the state endpoint")
 	}

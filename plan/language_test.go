@@ -60,7 +60,7 @@ func TestLanguageErrors(t *testing.T) {
 		{"tag with a comma", "    - path: /products/{1..3}\n", "    - path: /products/{1..3}\n      tags: [\"a,b\"]\n", `tag "a,b" cannot be used`},
 		// A field of another mapping: where it belongs, never the name typed.
 		{"field of another mapping", "    duration: 1s\n", "    duration: 1s\n    settle: 1s\n", `s.yaml:12:5: unknown field "settle" ("settle" is a field of contracts[], not of this mapping)`},
-		{"field of several mappings", "    duration: 2s\n", "    duration: 2s\n    requests: {tag: x}\n", `unknown field "requests" ("requests" is a field of load, phases[].load, contracts[], writes[], not of this mapping)`},
+		{"field of several mappings", "    duration: 2s\n", "    duration: 2s\n    requests: {tag: x}\n", `unknown field "requests" ("requests" is a field of load, phases[].load, contracts[], writes[] (and 1 more places), not of this mapping)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,6 +66,9 @@ type Scenario struct {
 	// which requests are writes and how to read them back.
 	Classify *Classify `yaml:"classify"`
 	Writes   []Write   `yaml:"writes"`
+	// Verify are post-recovery invariants checked by requests chaoskit
+	// sends after the last phase (see Verify).
+	Verify []Verify `yaml:"verify"`
 	// Fuzz makes this a fuzz scenario: the fault space chaoskit fuzz and
 	// chaoskit explore draw phases from (see FaultSpace).
 	Fuzz *FaultSpace `yaml:"fuzz"`

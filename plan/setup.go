@@ -327,6 +327,9 @@ func (v *validator) validateSetup() {
 		}
 	}
 	v.validateProbes(made)
+	withChains := maps.Clone(made)
+	sc.chainCaptures(withChains)
+	v.validateVerify(withChains)
 }
 
 // validateSteps checks the steps of section ("setup" or "teardown"),

@@ -39,6 +39,9 @@ type chainAttack struct {
 	begun   atomic.Int64
 	startMu sync.Mutex
 	started func(time.Time)
+	// noted, when set, is told of each step's result with what its
+	// iteration captured, before the result is recorded (for verify:).
+	noted func(res *vegeta.Result, step plan.StepInfo, caps func() plan.Captures)
 }
 
 func newChainAttack(client *http.Client, base, name string, next func() *plan.Iteration, l plan.Load, started func(time.Time)) *chainAttack {
@@ -94,6 +97,9 @@ func (a *chainAttack) iterate(ctx context.Context, it *plan.Iteration, end time.
 			a.startMu.Unlock()
 		}
 		it.Take(i, int(res.Code), res.Headers, res.Body)
+		if a.noted != nil {
+			a.noted(res, it.Describe(i), it.Captured)
+		}
 		results <- res
 	}
 }

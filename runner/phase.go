@@ -112,6 +112,9 @@ func (r *run) runPhase(ctx context.Context, p *plan.Phase) error {
 		results, atk = ga.Attack(ctx, pacer, p.Duration.D()), ga
 	case load.HasChains():
 		chains = newChainAttack(client, r.tgt.baseURL, r.sc.Name, reqs.nextIteration, load, ph.delivery.add)
+		if len(r.sc.Verify) > 0 {
+			chains.noted = r.noteChainStep
+		}
 		results, atk = chains.Attack(ctx, pacer, p.Duration.D()), chains
 	default:
 		va := vegeta.NewAttacker(vegeta.Client(client), vegeta.Workers(uint64(load.Workers)),
@@ -633,6 +636,7 @@ func (r *run) recordResult(phase string, res *vegeta.Result, q *timeline.Request
 		class = r.classify(q)
 	}
 	r.noteWrite(q)
+	r.noteVerify(q, res)
 	return class
 }
 

@@ -219,6 +219,13 @@ type run struct {
 	rw            *timeline.RequestWriter
 	writes        []ackedWrite
 	writesDropped int
+	// stepCaps holds, from a chain step's answer until it is recorded,
+	// what its iteration captured, by its result (for verify:);
+	// verifications are the verification requests kept for after the
+	// read-back, written by the recorder.
+	stepCaps           sync.Map
+	verifications      []pendingVerify
+	verificationsNotes int
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run
@@ -393,6 +400,9 @@ func Run(ctx context.Context, sc *plan.Scenario, opts Options) (res *Result, err
 		return res, r.stopped(ctx, err)
 	}
 	if err := r.readBack(ctx); err != nil {
+		return res, r.stopped(ctx, err)
+	}
+	if err := r.verify(ctx); err != nil {
 		return res, r.stopped(ctx, err)
 	}
 	r.recordPromQL(ctx)
