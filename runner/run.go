@@ -223,9 +223,9 @@ type run struct {
 	// what its iteration captured, by its result (for verify:);
 	// verifications are the verification requests kept for after the
 	// read-back, written by the recorder.
-	stepCaps           sync.Map
-	verifications      []pendingVerify
-	verificationsNotes int
+	stepCaps             sync.Map
+	verifications        []pendingVerify
+	verificationsDropped int
 }
 
 // Run carries out sc. The returned Result is non-nil whenever the run

@@ -70,7 +70,7 @@ func (r *run) noteVerify(q *timeline.Request, res *vegeta.Result) {
 			continue
 		}
 		if len(r.verifications) >= maxVerifications {
-			r.verificationsNotes++
+			r.verificationsDropped++
 			return
 		}
 		method, p, hdr, err := rule.Render(caps, res.Headers, string(res.Body), nil)
@@ -98,8 +98,8 @@ func (r *run) verify(ctx context.Context) error {
 		return nil
 	}
 	jobs := r.verifications
-	if r.verificationsNotes > 0 {
-		fmt.Fprintf(r.opts.Log, "  verify: %d selected requests beyond the first %d are not verified\n", r.verificationsNotes, maxVerifications)
+	if r.verificationsDropped > 0 {
+		fmt.Fprintf(r.opts.Log, "  verify: %d selected requests beyond the first %d are not verified\n", r.verificationsDropped, maxVerifications)
 	}
 	timeout := readBackTimeout
 	if t := r.sc.Load.Timeout.D(); t > 0 && t < timeout {
@@ -177,9 +177,9 @@ func (r *run) verify(ctx context.Context) error {
 		r.event(timeline.Event{Kind: timeline.Verify, Message: results[i].Rule, Verified: &results[i]})
 	}
 	done := timeline.Event{Kind: timeline.VerifyDone, Message: fmt.Sprintf("%d verification requests", len(jobs))}
-	if r.verificationsNotes > 0 {
-		done.Data = map[string]any{timeline.NotVerified: r.verificationsNotes}
-		done.Message += fmt.Sprintf(", %d requests not verified", r.verificationsNotes)
+	if r.verificationsDropped > 0 {
+		done.Data = map[string]any{timeline.NotVerified: r.verificationsDropped}
+		done.Message += fmt.Sprintf(", %d requests not verified", r.verificationsDropped)
 	}
 	r.event(done)
 	fmt.Fprintf(r.opts.Log, "  %-24s %6s  %5d requests  %5d not answered as expected\n", "verify", "", len(jobs), unexpected)
