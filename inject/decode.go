@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"context"
 	"strings"
 )
 
@@ -9,15 +10,18 @@ import (
 // (say, burning CPU for a latency fault instead of sleeping). point is the
 // failpoint path the value names ("" if none). ok is false for a value that
 // carries no chaoskit fault: nil (a sleep term) or a raw term's own value.
-// Call CountHit when the body acts on the fault.
+// Call CountHit when the body acts on the fault. A fault with a Match is
+// decoded whatever the request: use DecodeContext to apply only those
+// meant for the request in ctx.
 func Decode(v any) (point string, f Fault, ok bool) {
 	s, isString := v.(string)
 	if !isString {
 		return "", Fault{}, false
 	}
-	if p, body, found := strings.Cut(s, pointSep); found {
+	if p, body, found := strings.Cut(s, pointSep); found && !strings.HasPrefix(p, prefixWhen) {
 		point, s = p, body
 	}
+	_, s = cutWhen(s)
 	switch {
 	case s == valueTimeout:
 		return point, Fault{Action: Timeout}, true
@@ -43,4 +47,19 @@ func CountHit(v any) {
 		}
 	}
 	countHit(callerPackage())
+}
+
+// DecodeContext is Decode for the request in ctx: ok is false, too, for a
+// fault whose Match the request does not carry (see Middleware).
+func DecodeContext(ctx context.Context, v any) (point string, f Fault, ok bool) {
+	if s, isString := v.(string); isString {
+		body := s
+		if p, b, found := strings.Cut(s, pointSep); found && !strings.HasPrefix(p, prefixWhen) {
+			body = b
+		}
+		if match, _ := cutWhen(body); match != "" && !matches(ctx, match) {
+			return "", Fault{}, false
+		}
+	}
+	return Decode(v)
 }

@@ -56,6 +56,12 @@ type Fault struct {
 	Probability float64
 	// Count > 0 makes the marker fire at most that many times.
 	Count int
+	// Match restricts the fault to the requests that carry each header
+	// (or W3C baggage entry) named with its value, such as
+	// {"X-Tenant": "b"}; Fire sees the request in its context (see
+	// Middleware). Nil is every call. It takes no Count: the marker
+	// counts every evaluation, matched or not.
+	Match map[string]string
 }
 
 // The values marker bodies receive. Keeping them in one string makes every
@@ -150,6 +156,17 @@ func (f Fault) Term(point string) (string, error) {
 	if f.Count > 0 {
 		b.WriteString(strconv.Itoa(f.Count))
 		b.WriteString("*")
+	}
+	if len(f.Match) > 0 {
+		if f.Count != 0 {
+			return "", fmt.Errorf("a fault with a match takes no count: the marker would count the calls of every request, matched or not")
+		}
+		for name := range f.Match {
+			if name == "" {
+				return "", fmt.Errorf("a match needs header names")
+			}
+		}
+		body = prefixWhen + encodeMatch(f.Match) + pointSep + body
 	}
 	if point != "" {
 		body = point + pointSep + body

@@ -56,6 +56,9 @@ func (e *injectedError) Error() string { return e.msg }
 func (e *injectedError) Unwrap() error { return ErrInjected }
 
 // Fire carries out the fault a failpoint marker received and counts the hit.
+// A fault meant for some requests (Fault.Match) is carried out only when
+// ctx carries such a request (see Middleware); for any other Fire returns
+// nil and counts nothing.
 // Call it first thing in a marker body:
 //
 //	failpoint.Inject("productQuery", func(v failpoint.Value) {
@@ -77,12 +80,20 @@ func Fire(ctx context.Context, v any) error {
 		}
 		return &injectedError{msg: fmt.Sprintf("injected fault (value %v)", v)}
 	}
-	if point, body, found := strings.Cut(s, pointSep); found {
+	point, body, found := strings.Cut(s, pointSep)
+	if !found || strings.HasPrefix(point, prefixWhen) {
+		point, body = "", s
+	}
+	match, body := cutWhen(body)
+	if match != "" && !matches(ctx, match) {
+		return nil
+	}
+	if point != "" {
 		countHit(point)
-		s = body
 	} else {
 		countHit(callerPackage())
 	}
+	s = body
 	switch {
 	case s == valueTimeout:
 		wait := time.NewTimer(MaxTimeoutWait)
