@@ -76,3 +76,16 @@ func TestHistogramFileErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFailpointMatch compiles a failpoint fault meant for tenant b's
+// requests into a term that names the header.
+func TestFailpointMatch(t *testing.T) {
+	src := strings.Replace(depsScenario, "%s", `      - {point: store/query, action: status, value: "503", probability: 0.5, match: {headers: {X-Tenant: b}}}`, 1)
+	sc, err := Parse("s.yaml", []byte(src), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := sc.Phases[0].Faults[0].Term, `50%return("store/query|when:X-Tenant=b|status:503")`; got != want {
+		t.Errorf("term %s, want %s", got, want)
+	}
+}

@@ -106,7 +106,9 @@ func TestHTTPProxyFaultErrors(t *testing.T) {
 		{"TCP settings", `      - {proxy: prices, action: delay, value: 1s, latency: 1s}`,
 			`21:9: proxy prices speaks http: its faults take no TCP settings`},
 		{"match on a failpoint", `      - {point: x, action: error, match: {path: /}}`,
-			`21:42: a failpoint fault takes no match`},
+			`21:42: a failpoint fault matches requests by headers only, not by method, path or gRPC method`},
+		{"match and count on a failpoint", `      - {point: x, action: error, count: 3, match: {headers: {X-Tenant: b}}}`,
+			`21:42: a failpoint fault with a match takes no count`},
 		{"two faults at once", "      - {proxy: prices, action: abort}\n      - {proxy: prices, action: delay, value: 1s, after: 1s}",
 			`22:17: proxy prices has two faults at once`},
 	} {

@@ -35,9 +35,18 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		sc.Errorf("", "remove the proxy settings, or name the proxy the fault is on", "a failpoint fault takes no proxy settings (direction, latency, jitter, rate, ...)")
 		return false
 	}
-	if s.Match != nil {
-		sc.Errorf(".match", "put the fault on an HTTP or gRPC proxy in front of the dependency to fault some requests only", "a failpoint fault takes no match")
-		return false
+	if m := s.Match; m != nil {
+		switch {
+		case m.Method != "" || m.Path != "" || m.GRPCMethod != "":
+			sc.Errorf(".match", "match a header the load sends on those requests, such as headers: {X-Tenant: b}; or put the fault on an HTTP or gRPC proxy", "a failpoint fault matches requests by headers only, not by method, path or gRPC method")
+			return false
+		case len(m.Headers) == 0:
+			sc.Errorf(".match", "such as headers: {X-Tenant: b}", "a failpoint fault's match needs headers")
+			return false
+		case s.Count != 0:
+			sc.Errorf(".count", "remove count, or the match", "a failpoint fault with a match takes no count: the marker counts the calls of every request, matched or not")
+			return false
+		}
 	}
 	if s.Distribution != "" {
 		switch {
@@ -72,7 +81,11 @@ func check(sc fault.Scope, s *fault.Spec) bool {
 		sc.Errorf(".count", "", "count %d is negative", s.Count)
 		return true
 	}
-	term, err := inject.Fault{Action: action, Value: s.Value, Probability: s.Probability, Count: s.Count}.Term(s.Path)
+	var match map[string]string
+	if s.Match != nil {
+		match = s.Match.Headers
+	}
+	term, err := inject.Fault{Action: action, Value: s.Value, Probability: s.Probability, Count: s.Count, Match: match}.Term(s.Path)
 	if err == nil && action == inject.Term {
 		err = inject.CheckTerm(term)
 	}
